@@ -1,0 +1,35 @@
+// What tiersim needs to know about the GPU, read from the device (never hard-coded), and the
+// copy bandwidth measured on it. Plain C++; implemented in kernels/cuda/device_info.cu, or as
+// "no GPU" when built without CUDA.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace tiersim {
+
+struct DeviceInfo {
+  bool usable = false;
+  std::string why_not;  // when !usable: "built without CUDA", "no CUDA device: ..."
+  std::string name;
+  int ordinal = 0;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  std::size_t global_mem = 0, free_mem = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t persisting_l2_max = 0;
+  std::size_t access_policy_window_max = 0;
+  std::size_t smem_optin_per_block = 0, smem_per_sm = 0;
+  int clock_khz = 0;
+  int driver_version = 0, runtime_version = 0;
+};
+
+DeviceInfo query_device();          // cached after the first call
+bool cuda_compiled();               // tiersim built with the CUDA backend
+// Device-to-device copy bandwidth (read + write bytes) of a float4 copy kernel, GB/s.
+// Measured once per process and cached in ~/.cache/tiersim unless remeasure is set.
+double measure_device_copy_gbs(bool remeasure = false);
+// Host memory copy bandwidth (read + write bytes) with the OpenMP threads of this process, GB/s.
+double measure_host_copy_gbs();
+
+}  // namespace tiersim

@@ -1,0 +1,64 @@
+// Softened Newtonian gravity and the leapfrog integrator, written once for the CPU backend and
+// every CUDA variant (AMReX *_K.H style). Units: G = 1 unless the case sets it (folded into
+// the masses' use in the kick, see NbodyParams::G).
+#pragma once
+
+#include "sim/core.hpp"
+
+namespace tiersim {
+
+template <class T>
+TIERSIM_HD inline T rsqrt_hd(T v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) return rsqrtf(v);  // one MUFU.RSQ
+  else return rsqrt(v);
+#else
+  return T(1) / std::sqrt(v);
+#endif
+}
+
+template <class T>
+TIERSIM_HD inline T fma_hd(T a, T b, T c) {
+#if defined(__CUDA_ARCH__)
+  return fma(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// Acceleration on body i (position ri) from body j (position + mass in rj_m), softening folded
+// into the FMA chain: r2 = dx*dx + (dy*dy + (dz*dz + eps2)). With eps2 > 0 the self-interaction
+// contributes exactly zero (dx = dy = dz = 0), so loops need no i != j branch.
+template <class T>
+TIERSIM_HD inline void accumulate_pair(Vec3<T> ri, Vec4<T> rj_m, T eps2, Vec3<T>& acc) {
+  const T dx = rj_m.x - ri.x, dy = rj_m.y - ri.y, dz = rj_m.z - ri.z;
+  const T r2 = fma_hd(dx, dx, fma_hd(dy, dy, fma_hd(dz, dz, eps2)));
+  const T inv = rsqrt_hd(r2);
+  const T s = rj_m.w * inv * inv * inv;
+  acc.x = fma_hd(dx, s, acc.x);
+  acc.y = fma_hd(dy, s, acc.y);
+  acc.z = fma_hd(dz, s, acc.z);
+}
+
+// Potential at i from j: -m_j / sqrt(r2 + eps2). The self term (r = 0) is excluded by the
+// caller, since with softening it is -m/eps, not zero.
+template <class T>
+TIERSIM_HD inline T pair_potential(Vec3<T> ri, Vec4<T> rj_m, T eps2) {
+  const T dx = rj_m.x - ri.x, dy = rj_m.y - ri.y, dz = rj_m.z - ri.z;
+  return -rj_m.w * rsqrt_hd(fma_hd(dx, dx, fma_hd(dy, dy, fma_hd(dz, dz, eps2))));
+}
+
+// Flops counted per interaction in every report (the conventional figure, as in the CUDA samples).
+inline constexpr double kFlopsPerInteraction = 20.0;
+
+// Leapfrog kick-drift-kick, per body.
+template <class T>
+TIERSIM_HD inline Vec3<T> kick(Vec3<T> v, Vec3<T> a, T half_dt_G) {
+  return {fma_hd(a.x, half_dt_G, v.x), fma_hd(a.y, half_dt_G, v.y), fma_hd(a.z, half_dt_G, v.z)};
+}
+template <class T>
+TIERSIM_HD inline Vec3<T> drift(Vec3<T> p, Vec3<T> v, T dt) {
+  return {fma_hd(v.x, dt, p.x), fma_hd(v.y, dt, p.y), fma_hd(v.z, dt, p.z)};
+}
+
+}  // namespace tiersim

@@ -1,0 +1,241 @@
+// Particle stores: the same bodies in four memory layouts, each behind a view with the same
+// accessors (Cabana's AoSoA, LLAMA's mappings). A view is a few pointers into one contiguous
+// buffer of View::bytes(n) bytes, so the same view type works over host memory (CPU backend,
+// output) and device memory (CUDA kernels), and a host<->device copy is one memcpy.
+//
+// Every layout holds, per body: position, mass, velocity and acceleration (the kick needs the
+// acceleration of the last force evaluation). Ids are the index and are not stored.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/core.hpp"
+
+namespace tiersim {
+
+// Round up to a multiple of `a` bytes; every array inside a buffer starts 256-byte aligned so
+// that vector loads and coalescing work the same on host and device.
+TIERSIM_HD constexpr std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+inline constexpr std::size_t kArrayAlign = 256;
+
+// Array of structures: one 40-byte (fp32) record per body. A warp reading positions touches
+// 10x the bytes it uses per field: strided access.
+template <class T>
+struct AoSView {
+  using scalar = T;
+  static constexpr Layout layout = Layout::AoS;
+  struct Body {
+    T x, y, z, m, vx, vy, vz, ax, ay, az;
+  };
+  Body* b = nullptr;
+  int n = 0;
+
+  static std::size_t bytes(std::size_t n) { return align_up(n * sizeof(Body), kArrayAlign); }
+  AoSView() = default;
+  AoSView(void* base, int count) : b(static_cast<Body*>(base)), n(count) {}
+
+  TIERSIM_HD Vec4<T> pos_mass(int i) const { const Body& q = b[i]; return {q.x, q.y, q.z, q.m}; }
+  TIERSIM_HD Vec3<T> pos(int i) const { return {b[i].x, b[i].y, b[i].z}; }
+  TIERSIM_HD Vec3<T> vel(int i) const { return {b[i].vx, b[i].vy, b[i].vz}; }
+  TIERSIM_HD Vec3<T> acc(int i) const { return {b[i].ax, b[i].ay, b[i].az}; }
+  TIERSIM_HD T mass(int i) const { return b[i].m; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { b[i].x = p.x; b[i].y = p.y; b[i].z = p.z; }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { b[i].vx = v.x; b[i].vy = v.y; b[i].vz = v.z; }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { b[i].ax = a.x; b[i].ay = a.y; b[i].az = a.z; }
+  TIERSIM_HD void set_mass(int i, T m) const { b[i].m = m; }
+};
+
+// Structure of arrays: ten arrays of n scalars; consecutive threads read consecutive words.
+template <class T>
+struct SoAView {
+  using scalar = T;
+  static constexpr Layout layout = Layout::SoA;
+  T *x = nullptr, *y = nullptr, *z = nullptr, *m = nullptr;
+  T *vx = nullptr, *vy = nullptr, *vz = nullptr, *ax = nullptr, *ay = nullptr, *az = nullptr;
+  int n = 0;
+
+  static std::size_t stride(std::size_t n) { return align_up(n * sizeof(T), kArrayAlign); }
+  static std::size_t bytes(std::size_t n) { return 10 * stride(n); }
+  SoAView() = default;
+  SoAView(void* base, int count) : n(count) {
+    char* p = static_cast<char*>(base);
+    const std::size_t s = stride(count);
+    T** fields[10] = {&x, &y, &z, &m, &vx, &vy, &vz, &ax, &ay, &az};
+    for (int f = 0; f < 10; ++f) *fields[f] = reinterpret_cast<T*>(p + f * s);
+  }
+
+  TIERSIM_HD Vec4<T> pos_mass(int i) const { return {x[i], y[i], z[i], m[i]}; }
+  TIERSIM_HD Vec3<T> pos(int i) const { return {x[i], y[i], z[i]}; }
+  TIERSIM_HD Vec3<T> vel(int i) const { return {vx[i], vy[i], vz[i]}; }
+  TIERSIM_HD Vec3<T> acc(int i) const { return {ax[i], ay[i], az[i]}; }
+  TIERSIM_HD T mass(int i) const { return m[i]; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { x[i] = p.x; y[i] = p.y; z[i] = p.z; }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { vx[i] = v.x; vy[i] = v.y; vz[i] = v.z; }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { ax[i] = a.x; ay[i] = a.y; az[i] = a.z; }
+  TIERSIM_HD void set_mass(int i, T mm) const { m[i] = mm; }
+};
+
+// Array of structures of arrays: blocks of W bodies, each block an SoA of W lanes. A warp
+// (W = 32) reads one contiguous 128-byte segment per field, and a body's fields stay in one
+// 40*W-byte block (good for paging and partitioning).
+template <class T, int W = 32>
+struct AoSoAView {
+  using scalar = T;
+  static constexpr Layout layout = Layout::AoSoA;
+  static constexpr int width = W;
+  struct Block {
+    T x[W], y[W], z[W], m[W], vx[W], vy[W], vz[W], ax[W], ay[W], az[W];
+  };
+  Block* blk = nullptr;
+  int n = 0;
+
+  static std::size_t bytes(std::size_t n) { return align_up((n + W - 1) / W * sizeof(Block), kArrayAlign); }
+  AoSoAView() = default;
+  AoSoAView(void* base, int count) : blk(static_cast<Block*>(base)), n(count) {}
+
+  TIERSIM_HD Vec4<T> pos_mass(int i) const {
+    const Block& q = blk[i / W]; const int l = i % W;
+    return {q.x[l], q.y[l], q.z[l], q.m[l]};
+  }
+  TIERSIM_HD Vec3<T> pos(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.x[l], q.y[l], q.z[l]}; }
+  TIERSIM_HD Vec3<T> vel(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.vx[l], q.vy[l], q.vz[l]}; }
+  TIERSIM_HD Vec3<T> acc(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.ax[l], q.ay[l], q.az[l]}; }
+  TIERSIM_HD T mass(int i) const { return blk[i / W].m[i % W]; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { Block& q = blk[i / W]; const int l = i % W; q.x[l] = p.x; q.y[l] = p.y; q.z[l] = p.z; }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { Block& q = blk[i / W]; const int l = i % W; q.vx[l] = v.x; q.vy[l] = v.y; q.vz[l] = v.z; }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { Block& q = blk[i / W]; const int l = i % W; q.ax[l] = a.x; q.ay[l] = a.y; q.az[l] = a.z; }
+  TIERSIM_HD void set_mass(int i, T mm) const { blk[i / W].m[i % W] = mm; }
+};
+
+// Hot/cold split with vector types: the force kernel's hot data (x, y, z, m) is one Vec4 per
+// body, a single 16-byte (fp32) or 2x16-byte (fp64) load; velocities and accelerations are
+// cold Vec4 arrays (w unused) so that kick and drift also move whole vectors.
+template <class T>
+struct Float4View {
+  using scalar = T;
+  static constexpr Layout layout = Layout::Float4;
+  Vec4<T>* posm = nullptr;
+  Vec4<T>* v = nullptr;
+  Vec4<T>* a = nullptr;
+  int n = 0;
+
+  static std::size_t stride(std::size_t n) { return align_up(n * sizeof(Vec4<T>), kArrayAlign); }
+  static std::size_t bytes(std::size_t n) { return 3 * stride(n); }
+  Float4View() = default;
+  Float4View(void* base, int count) : n(count) {
+    char* p = static_cast<char*>(base);
+    posm = reinterpret_cast<Vec4<T>*>(p);
+    v = reinterpret_cast<Vec4<T>*>(p + stride(count));
+    a = reinterpret_cast<Vec4<T>*>(p + 2 * stride(count));
+  }
+
+  TIERSIM_HD Vec4<T> pos_mass(int i) const { return posm[i]; }
+  TIERSIM_HD Vec3<T> pos(int i) const { const Vec4<T> q = posm[i]; return {q.x, q.y, q.z}; }
+  TIERSIM_HD Vec3<T> vel(int i) const { const Vec4<T> q = v[i]; return {q.x, q.y, q.z}; }
+  TIERSIM_HD Vec3<T> acc(int i) const { const Vec4<T> q = a[i]; return {q.x, q.y, q.z}; }
+  TIERSIM_HD T mass(int i) const { return posm[i].w; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { posm[i] = {p.x, p.y, p.z, posm[i].w}; }
+  TIERSIM_HD void set_vel(int i, Vec3<T> q) const { v[i] = {q.x, q.y, q.z, T(0)}; }
+  TIERSIM_HD void set_acc(int i, Vec3<T> q) const { a[i] = {q.x, q.y, q.z, T(0)}; }
+  TIERSIM_HD void set_mass(int i, T mm) const { posm[i].w = mm; }
+};
+
+// Maps the layout flag to a view type.
+template <Layout L, class T> struct ViewFor;
+template <class T> struct ViewFor<Layout::AoS, T> { using type = AoSView<T>; };
+template <class T> struct ViewFor<Layout::SoA, T> { using type = SoAView<T>; };
+template <class T> struct ViewFor<Layout::AoSoA, T> { using type = AoSoAView<T>; };
+template <class T> struct ViewFor<Layout::Float4, T> { using type = Float4View<T>; };
+template <Layout L, class T> using ParticleView = typename ViewFor<L, T>::type;
+
+template <Layout L> struct LayoutTag { static constexpr Layout value = L; };
+template <class T> struct ScalarTag { using type = T; };
+
+// The one switch that turns run-time flags into types: f(LayoutTag<L>{}, ScalarTag<T>{}).
+template <class F>
+decltype(auto) with_layout_and_scalar(Layout l, Precision p, F&& f) {
+  auto pick_layout = [&](auto scalar_tag) -> decltype(auto) {
+    switch (l) {
+      case Layout::AoS: return f(LayoutTag<Layout::AoS>{}, scalar_tag);
+      case Layout::SoA: return f(LayoutTag<Layout::SoA>{}, scalar_tag);
+      case Layout::AoSoA: return f(LayoutTag<Layout::AoSoA>{}, scalar_tag);
+      case Layout::Float4: break;
+    }
+    return f(LayoutTag<Layout::Float4>{}, scalar_tag);
+  };
+  if (p == Precision::Fp64) return pick_layout(ScalarTag<double>{});
+  return pick_layout(ScalarTag<float>{});
+}
+
+// Host-owned store of one layout: an aligned buffer and its view.
+template <class View>
+class HostParticleStore {
+ public:
+  explicit HostParticleStore(int n) : n_(n), bytes_(View::bytes(n)) {
+    buffer_.reset(static_cast<char*>(::operator new[](bytes_, std::align_val_t{kArrayAlign})));
+  }
+  View view() const { return View(buffer_.get(), n_); }
+  void* data() const { return buffer_.get(); }
+  std::size_t bytes() const { return bytes_; }
+  int size() const { return n_; }
+
+ private:
+  struct AlignedDelete {
+    void operator()(char* p) const { ::operator delete[](p, std::align_val_t{kArrayAlign}); }
+  };
+  int n_;
+  std::size_t bytes_;
+  std::unique_ptr<char[], AlignedDelete> buffer_;
+};
+
+// Plain double-precision bodies: what initial conditions produce, what output and the
+// reference code consume. Converting to and from any view is the tested layout conversion.
+struct Bodies {
+  std::vector<Vec3<double>> pos, vel, acc;
+  std::vector<double> mass;
+  std::size_t size() const { return mass.size(); }
+  void resize(std::size_t n) { pos.resize(n); vel.resize(n); acc.resize(n); mass.resize(n); }
+};
+
+template <class View>
+void store_bodies(const Bodies& src, const View& dst) {
+  using T = typename View::scalar;
+  for (int i = 0; i < dst.n; ++i) {
+    dst.set_mass(i, T(src.mass[i]));
+    dst.set_pos(i, {T(src.pos[i].x), T(src.pos[i].y), T(src.pos[i].z)});
+    dst.set_vel(i, {T(src.vel[i].x), T(src.vel[i].y), T(src.vel[i].z)});
+    dst.set_acc(i, {T(src.acc[i].x), T(src.acc[i].y), T(src.acc[i].z)});
+  }
+}
+
+template <class View>
+Bodies load_bodies(const View& src) {
+  Bodies out;
+  out.resize(src.n);
+  for (int i = 0; i < src.n; ++i) {
+    const auto p = src.pos(i), v = src.vel(i), a = src.acc(i);
+    out.pos[i] = {double(p.x), double(p.y), double(p.z)};
+    out.vel[i] = {double(v.x), double(v.y), double(v.z)};
+    out.acc[i] = {double(a.x), double(a.y), double(a.z)};
+    out.mass[i] = double(src.mass(i));
+  }
+  return out;
+}
+
+// Layout conversion between any two views of the same n.
+template <class Src, class Dst>
+void convert_layout(const Src& src, const Dst& dst) {
+  using T = typename Dst::scalar;
+  for (int i = 0; i < src.n; ++i) {
+    const auto p = src.pos(i), v = src.vel(i), a = src.acc(i);
+    dst.set_mass(i, T(src.mass(i)));
+    dst.set_pos(i, {T(p.x), T(p.y), T(p.z)});
+    dst.set_vel(i, {T(v.x), T(v.y), T(v.z)});
+    dst.set_acc(i, {T(a.x), T(a.y), T(a.z)});
+  }
+}
+
+}  // namespace tiersim

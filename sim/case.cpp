@@ -1,0 +1,242 @@
+#include "sim/case.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#define TOML_EXCEPTIONS 1
+#include <toml++/toml.h>
+
+#include "sim/core.hpp"
+
+namespace tiersim {
+namespace {
+
+const char* type_name(KeySpec::Type t) {
+  switch (t) {
+    case KeySpec::Type::Int: return "an integer";
+    case KeySpec::Type::Float: return "a number";
+    case KeySpec::Type::String: return "a string";
+    case KeySpec::Type::Bool: return "true or false";
+  }
+  return "?";
+}
+
+const KeySpec* find_spec(const std::string& key) {
+  for (const auto& s : case_schema())
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+// Edit distance, for "did you mean" on unknown keys.
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string unknown_key_message(const std::string& key) {
+  std::string best;
+  std::size_t best_d = 4;
+  for (const auto& s : case_schema()) {
+    const std::size_t d = distance(key, s.key);
+    if (d < best_d) best_d = d, best = s.key;
+  }
+  return key + ": unknown key" + (best.empty() ? "" : " (did you mean '" + best + "'?)");
+}
+
+std::string format_float(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keep it a TOML float
+  return s;
+}
+
+std::string quote(const std::string& s) {
+  std::ostringstream os;
+  os << toml::value<std::string>(s);
+  return os.str();
+}
+
+// Checks a TOML node against its spec; returns the canonical text or throws with `where`.
+std::string canonical(const KeySpec& spec, const toml::node& node, const std::string& where) {
+  const std::string prefix = where + spec.key + ": ";
+  switch (spec.type) {
+    case KeySpec::Type::Int: {
+      if (!node.is_integer()) throw Error(prefix + "expected " + type_name(spec.type));
+      const auto v = node.as_integer()->get();
+      if (double(v) < spec.min || double(v) > spec.max || (spec.min_exclusive && double(v) <= spec.min)) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%lld is out of range (%s %.15g%s)", static_cast<long long>(v),
+                      spec.min_exclusive ? "must be >" : "must be >=", spec.min,
+                      spec.max < 1e300 ? (" and <= " + format_float(spec.max)).c_str() : "");
+        throw Error(prefix + buf);
+      }
+      return std::to_string(v);
+    }
+    case KeySpec::Type::Float: {
+      double v;
+      if (node.is_integer()) v = double(node.as_integer()->get());
+      else if (node.is_floating_point()) v = node.as_floating_point()->get();
+      else throw Error(prefix + "expected " + type_name(spec.type));
+      if (!std::isfinite(v)) throw Error(prefix + "must be a finite number, not " + format_float(v));
+      if (v < spec.min || v > spec.max || (spec.min_exclusive && v <= spec.min)) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "%.6g is out of range (must be %s %.6g%s)", v,
+                      spec.min_exclusive ? ">" : ">=", spec.min,
+                      spec.max < 1e300 ? (" and <= " + format_float(spec.max)).c_str() : "");
+        throw Error(prefix + buf);
+      }
+      return format_float(v);
+    }
+    case KeySpec::Type::String: {
+      if (!node.is_string()) throw Error(prefix + "expected " + type_name(spec.type));
+      const std::string v = node.as_string()->get();
+      if (!spec.choices.empty()) {
+        std::string allowed;
+        for (const auto& c : spec.choices) {
+          if (c == v) return quote(v);
+          allowed += (allowed.empty() ? "" : "|") + c;
+        }
+        throw Error(prefix + "unknown value '" + v + "' (expected " + allowed + ")");
+      }
+      return quote(v);
+    }
+    case KeySpec::Type::Bool:
+      if (!node.is_boolean()) throw Error(prefix + "expected " + type_name(spec.type));
+      return node.as_boolean()->get() ? "true" : "false";
+  }
+  return {};
+}
+
+std::string location(const std::string& file, const toml::node& n) {
+  const auto& src = n.source();
+  return file + ":" + std::to_string(src.begin.line) + ": ";
+}
+
+}  // namespace
+
+Case::Value& Case::find(const std::string& key) {
+  for (auto& v : values_)
+    if (v.spec->key == key) return v;
+  throw Error(unknown_key_message(key));
+}
+const Case::Value& Case::find(const std::string& key) const {
+  return const_cast<Case*>(this)->find(key);
+}
+
+Case Case::load(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open case file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse(ss.str(), path, overrides);
+}
+
+Case Case::parse(const std::string& text, const std::string& source_name, const std::vector<std::string>& overrides) {
+  Case c;
+  c.source_ = source_name;
+  for (const auto& s : case_schema()) c.values_.push_back({&s, s.default_value, false});
+
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    throw Error(source_name + ":" + std::to_string(e.source().begin.line) + ": syntax error: " +
+                std::string(e.description()));
+  }
+  for (const auto& [section_key, section] : root) {
+    const std::string section_name(section_key.str());
+    if (!section.is_table())
+      throw Error(location(source_name, section) + section_name + ": keys belong in a section such as [run]");
+    for (const auto& [k, node] : *section.as_table()) {
+      const std::string key = section_name + "." + std::string(k.str());
+      const KeySpec* spec = find_spec(key);
+      if (!spec) throw Error(location(source_name, node) + unknown_key_message(key));
+      Value& v = c.find(key);
+      v.text = canonical(*spec, node, location(source_name, node));
+      v.given = true;
+    }
+  }
+  for (const auto& o : overrides) c.set_override(o);
+  for (const auto& v : c.values_)
+    if (v.text.empty()) throw Error(source_name + ": " + v.spec->key + ": missing required key");
+  return c;
+}
+
+void Case::set_override(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--set " + assignment + ": expected section.key=value");
+  set(assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+void Case::set(const std::string& key, const std::string& value_text) {
+  const KeySpec* spec = find_spec(key);
+  if (!spec) throw Error("--set " + unknown_key_message(key));
+  toml::table t;
+  try {
+    t = toml::parse("v = " + value_text);
+  } catch (const toml::parse_error&) {
+    // Bare words are strings on the command line: --set strategy.layout=aos
+    if (spec->type != KeySpec::Type::String) {
+      throw Error("--set " + key + ": '" + value_text + "' is not " + type_name(spec->type));
+    }
+    t.insert_or_assign("v", value_text);
+  }
+  Value& v = find(key);
+  v.text = canonical(*spec, *t.get("v"), "--set ");
+  v.given = true;
+}
+
+namespace {
+toml::table parse_value(const std::string& text) { return toml::parse("v = " + text); }
+}  // namespace
+
+std::int64_t Case::get_int(const std::string& key) const { return *parse_value(find(key).text)["v"].value<std::int64_t>(); }
+double Case::get_float(const std::string& key) const { return *parse_value(find(key).text)["v"].value<double>(); }
+std::string Case::get_string(const std::string& key) const { return *parse_value(find(key).text)["v"].value<std::string>(); }
+bool Case::get_bool(const std::string& key) const { return *parse_value(find(key).text)["v"].value<bool>(); }
+bool Case::was_given(const std::string& key) const { return find(key).given; }
+
+std::string Case::effective_toml() const {
+  std::ostringstream os;
+  os << "# effective case: " << source_ << " with overrides and defaults applied\n";
+  std::string section;
+  for (const auto& v : values_) {
+    const auto dot = v.spec->key.find('.');
+    const std::string s = v.spec->key.substr(0, dot);
+    if (s != section) {
+      os << (section.empty() ? "" : "\n") << "[" << s << "]\n";
+      section = s;
+    }
+    os << v.spec->key.substr(dot + 1) << " = " << v.text << "\n";
+  }
+  return os.str();
+}
+
+std::string case_keys_markdown() {
+  std::ostringstream os;
+  os << "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const auto& s : case_schema()) {
+    std::string type = s.type == KeySpec::Type::Int ? "int" : s.type == KeySpec::Type::Float ? "float"
+                       : s.type == KeySpec::Type::Bool ? "bool" : "string";
+    if (!s.choices.empty()) {
+      type.clear();
+      for (const auto& c : s.choices) type += (type.empty() ? "" : " \\| ") + c;
+    }
+    os << "| `" << s.key << "` | " << type << " | " << (s.default_value.empty() ? "required" : "`" + s.default_value + "`")
+       << " | " << s.doc << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace tiersim

@@ -1,0 +1,65 @@
+// Every key a case file may hold. Add a key here and it is validated, overridable with --set,
+// listed by `tiersim keys` and stored with the output.
+#include "sim/case.hpp"
+
+namespace tiersim {
+
+void append_stencil_keys(std::vector<KeySpec>& keys);  // sim/stencil_keys.cpp
+
+namespace {
+using T = KeySpec::Type;
+constexpr double kBig = 1e308;
+
+std::vector<KeySpec> build_schema() {
+  std::vector<KeySpec> k = {
+      // [run]
+      {"run.model", T::String, "", "which model: nbody or stencil", -kBig, kBig, false, {"nbody", "stencil"}},
+      {"run.title", T::String, "\"\"", "free text stored with the output"},
+      {"run.steps", T::Int, "100", "time steps to take", 0, 1e12},
+      {"run.dt", T::Float, "", "time step (simulation units)", 0, kBig, true},
+      {"run.snapshot_every", T::Int, "10", "write a snapshot every N steps (0: first and last only)", 0, 1e12},
+      {"run.diagnostics_every", T::Int, "1", "compute diagnostics (energies, momenta, field sums) every N steps", 1, 1e12},
+      {"run.checkpoint_every", T::Int, "0", "write a restart checkpoint every N steps (0: with each snapshot)", 0, 1e12},
+      {"run.seed", T::Int, "1", "random seed of the initial conditions", 0, 9.2e18},
+      {"run.deterministic", T::Bool, "false", "fixed reduction order and thread count, for bitwise restarts"},
+      // [strategy]
+      {"strategy.backend", T::String, "\"auto\"", "cpu, cuda, or auto (CUDA when a GPU is usable)", -kBig, kBig, false, {"auto", "cpu", "cuda"}},
+      {"strategy.layout", T::String, "\"soa\"", "particle layout", -kBig, kBig, false, {"aos", "soa", "aosoa", "float4"}},
+      {"strategy.precision", T::String, "\"fp32\"", "scalar type of particles and fields", -kBig, kBig, false, {"fp32", "fp64"}},
+      {"strategy.tiling", T::String, "\"shared\"", "kernels read neighbours from global memory or from shared-memory tiles", -kBig, kBig, false, {"none", "shared"}},
+      {"strategy.coeffs", T::String, "\"constant\"", "stencil coefficients in __constant__ or global memory", -kBig, kBig, false, {"constant", "global"}},
+      {"strategy.l2_persist", T::String, "\"off\"", "L2 access-policy window over the hot data set", -kBig, kBig, false, {"off", "on"}},
+      {"strategy.l2_persist_bytes", T::Int, "0", "bytes of the L2 window (0: the hot set, clamped to the device maximum)", 0, 1e15},
+      {"strategy.block", T::Int, "0", "CUDA threads per block of the main kernel (0: chosen for the device)", 0, 1024},
+      // [nbody]
+      {"nbody.count", T::Int, "4096", "number of bodies", 1, 2147483647},
+      {"nbody.ic", T::String, "\"plummer\"", "initial conditions", -kBig, kBig, false, {"plummer", "uniform", "collision", "kepler", "galaxy"}},
+      {"nbody.softening", T::Float, "0.01", "Plummer softening length epsilon", 0, kBig},
+      {"nbody.G", T::Float, "1.0", "gravitational constant (N-body units: 1)", 0, kBig, true},
+      {"nbody.total_mass", T::Float, "1.0", "total mass of the system", 0, kBig, true},
+      {"nbody.radius", T::Float, "1.0", "scale radius (Plummer scale length, sphere radius, disk radius)", 0, kBig, true},
+      // [kepler]
+      {"kepler.eccentricity", T::Float, "0.5", "orbital eccentricity of the binary", 0, 0.999999},
+      {"kepler.period", T::Float, "6.283185307179586", "orbital period; sets the semi-major axis with G and the masses", 0, kBig, true},
+      {"kepler.mass_ratio", T::Float, "1.0", "m2 / m1", 0, kBig, true},
+      // [collision]
+      {"collision.separation", T::Float, "6.0", "initial distance between the cluster centres (in radii)", 0, kBig, true},
+      {"collision.impact_parameter", T::Float, "1.0", "offset perpendicular to the approach (in radii)", 0, kBig},
+      {"collision.velocity", T::Float, "0.5", "relative approach speed", 0, kBig},
+      {"collision.mass_ratio", T::Float, "1.0", "mass of the second cluster / the first", 0, kBig, true},
+      // [galaxy]
+      {"galaxy.bulge_fraction", T::Float, "0.3", "fraction of the mass in the central Plummer bulge", 0, 1},
+      {"galaxy.thickness", T::Float, "0.05", "disk scale height / disk radius", 0, kBig},
+      {"galaxy.dispersion", T::Float, "0.05", "velocity dispersion / circular velocity in the disk", 0, kBig},
+  };
+  append_stencil_keys(k);
+  return k;
+}
+}  // namespace
+
+const std::vector<KeySpec>& case_schema() {
+  static const std::vector<KeySpec> schema = build_schema();
+  return schema;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,47 @@
+// What the time loop needs from a model (nbody, stencil). A model owns its backend engine and
+// its state; the loop owns cadence, progress, output files and telemetry.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/case.hpp"
+#include "sim/core.hpp"
+#include "sim/telemetry.hpp"
+
+namespace tiersim {
+
+class SnapshotFile;  // io/snapshots.hpp
+
+using Observables = std::vector<std::pair<std::string, double>>;
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual std::string name() const = 0;            // "nbody", "stencil/heat", ...
+  virtual std::string strategy_name() const = 0;   // "cuda/soa/fp32/shared"
+  virtual void step(double dt) = 0;                // advance one time step
+  // Diagnostics at this moment (energies, momenta, field sums, min/max): name, value.
+  virtual Observables observe() = 0;
+  // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.
+  virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
+  // Copies state back from the device if needed and writes it into the snapshot file.
+  virtual void write_snapshot(SnapshotFile& out, std::int64_t step, double time) = 0;
+  // Kernel records completed since the last call (each with its measured time).
+  virtual std::vector<KernelRecord> take_records() = 0;
+  // A short description for the start-up banner ("65536 bodies, Plummer sphere").
+  virtual std::string describe() const = 0;
+};
+
+// Factories: each validates the model's own keys (ranges that depend on each other, stability
+// limits, memory needed) and throws Error with one line before anything is written.
+std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s);
+std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s);
+
+// The strategy a case asks for (the [strategy] section after overrides).
+Strategy strategy_from_case(const Case& c);
+
+}  // namespace tiersim

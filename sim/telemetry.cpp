@@ -1,0 +1,124 @@
+#include "sim/telemetry.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core.hpp"
+
+namespace tiersim {
+
+Telemetry::Telemetry(std::string backend_memory, double peak_gbs)
+    : peak_source_(std::move(backend_memory)), peak_gbs_(peak_gbs) {}
+
+void Telemetry::add(std::int64_t step, const KernelRecord& r) { rows_.push_back({step, r}); }
+void Telemetry::add(std::int64_t step, const std::vector<KernelRecord>& rs) {
+  for (const auto& r : rs) add(step, r);
+}
+
+namespace {
+double per_s(double amount, double ms) { return ms > 0 ? amount / (ms * 1e-3) : 0.0; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+}  // namespace
+
+void Telemetry::write_csv(const std::string& path) const {
+  std::ofstream f(path);
+  if (!f) throw Error("cannot write telemetry file " + path);
+  f << "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
+       "pct_copy_bandwidth,flops,gflops,work,work_unit,work_per_s,l2_window,l2_window_bytes,"
+       "l2_hit_ratio,copy_bandwidth_gbs\n";
+  char buf[512];
+  for (const auto& [step, r] : rows_) {
+    const double gbs = per_s(r.bytes_compulsory, r.ms) * 1e-9;
+    std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g\n",
+                  static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
+                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9,
+                  peak_gbs_ > 0 ? 100.0 * gbs / peak_gbs_ : 0.0, r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
+                  r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0, r.l2_window_bytes,
+                  r.l2_hit_ratio, peak_gbs_);
+    f << buf;
+  }
+  if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+}
+
+std::vector<Telemetry::Summary> Telemetry::summarize() const {
+  std::vector<Summary> out;
+  std::map<std::string, std::vector<const KernelRecord*>> by_kernel;
+  std::vector<std::string> order;
+  for (const auto& row : rows_) {
+    const std::string key = row.rec.kernel + "\t" + row.rec.strategy;
+    if (!by_kernel.count(key)) order.push_back(key);
+    by_kernel[key].push_back(&row.rec);
+  }
+  for (const auto& key : order) {
+    const auto& recs = by_kernel[key];
+    Summary s;
+    s.kernel = recs.front()->kernel;
+    s.strategy = recs.front()->strategy;
+    s.work_unit = recs.front()->work_unit;
+    s.launches = recs.size();
+    std::vector<double> ms;
+    for (const auto* r : recs) {
+      ms.push_back(r->ms);
+      s.total_ms += r->ms;
+    }
+    s.median_ms = median(ms);
+    // Per-launch cost models are identical for a kernel and strategy; use the first.
+    s.bytes_compulsory = recs.front()->bytes_compulsory;
+    s.bytes_modelled = recs.front()->bytes_modelled;
+    s.gbs = per_s(s.bytes_compulsory, s.median_ms) * 1e-9;
+    s.pct_peak = peak_gbs_ > 0 ? 100.0 * s.gbs / peak_gbs_ : 0.0;
+    s.gflops = per_s(recs.front()->flops, s.median_ms) * 1e-9;
+    s.work_per_s = per_s(recs.front()->work, s.median_ms);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string Telemetry::summary_table() const {
+  std::ostringstream os;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-22s %-28s %8s %11s %9s %7s %9s %14s\n", "kernel", "strategy", "launches",
+                "median ms", "GB/s", "% copy", "GFLOP/s", "work/s");
+  os << buf;
+  for (const auto& s : summarize()) {
+    std::snprintf(buf, sizeof buf, "%-22s %-28s %8zu %11.4g %9.4g %7.1f %9.4g %10.3e %s\n", s.kernel.c_str(),
+                  s.strategy.c_str(), s.launches, s.median_ms, s.gbs, s.pct_peak, s.gflops, s.work_per_s,
+                  s.work_unit.c_str());
+    os << buf;
+  }
+  std::snprintf(buf, sizeof buf, "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s)\n",
+                peak_gbs_, peak_source_.c_str());
+  os << buf;
+  return os.str();
+}
+
+void Telemetry::write_summary_json(const std::string& path, const std::map<std::string, std::string>& extra) const {
+  std::ofstream f(path);
+  if (!f) throw Error("cannot write summary file " + path);
+  f << "{\n";
+  for (const auto& [k, v] : extra) f << "  \"" << k << "\": " << v << ",\n";
+  f << "  \"copy_bandwidth_gbs\": " << peak_gbs_ << ",\n  \"copy_bandwidth_source\": \"" << peak_source_
+    << "\",\n  \"kernels\": [\n";
+  const auto sums = summarize();
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    const auto& s = sums[i];
+    f << "    {\"kernel\": \"" << s.kernel << "\", \"strategy\": \"" << s.strategy << "\", \"launches\": " << s.launches
+      << ", \"median_ms\": " << s.median_ms << ", \"total_ms\": " << s.total_ms
+      << ", \"bytes_compulsory\": " << s.bytes_compulsory << ", \"bytes_modelled\": " << s.bytes_modelled
+      << ", \"gbs\": " << s.gbs << ", \"pct_copy_bandwidth\": " << s.pct_peak << ", \"gflops\": " << s.gflops
+      << ", \"work_per_s\": " << s.work_per_s << ", \"work_unit\": \"" << s.work_unit << "\"}"
+      << (i + 1 < sums.size() ? ",\n" : "\n");
+  }
+  f << "  ]\n}\n";
+  if (!f) throw Error("writing summary file " + path + " failed (disk full?)");
+}
+
+}  // namespace tiersim

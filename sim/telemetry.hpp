@@ -1,0 +1,64 @@
+// One recording path for every kernel launch, CPU and CUDA alike. The code that launches a
+// kernel knows its cost model (bytes, flops, work items); the backend adds the elapsed time
+// (host clock for CPU kernels, CUDA events for device kernels); Telemetry turns them into
+// GB/s, % of the measured copy bandwidth, GFLOP/s and interactions/s or points/s.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tiersim {
+
+struct KernelRecord {
+  std::string kernel;        // e.g. "nbody_forces_tiled"
+  std::string strategy;      // e.g. "cuda/soa/fp32/shared"
+  double ms = 0;             // elapsed time of this launch
+  double bytes_compulsory = 0;  // each input read once, each output written once
+  double bytes_modelled = 0;    // what this access pattern actually requests from DRAM (model)
+  double flops = 0;
+  double work = 0;              // interactions (nbody forces) or points (stencils, kick, drift)
+  std::string work_unit;        // "interactions", "points", "bodies"
+  bool l2_window = false;       // an L2 access-policy window was active for this launch
+  double l2_window_bytes = 0;
+  double l2_hit_ratio = 0;
+};
+
+class Telemetry {
+ public:
+  // peak_gbs: the copy bandwidth measured on this backend's memory at start-up.
+  Telemetry(std::string backend_memory, double peak_gbs);
+
+  void add(std::int64_t step, const KernelRecord& r);
+  void add(std::int64_t step, const std::vector<KernelRecord>& rs);
+
+  double peak_gbs() const { return peak_gbs_; }
+  const std::string& peak_source() const { return peak_source_; }
+
+  struct Row {
+    std::int64_t step;
+    KernelRecord rec;
+  };
+  const std::vector<Row>& rows() const { return rows_; }
+
+  // CSV with a header; the derived figures (GB/s, % of peak, GFLOP/s, work/s) are computed here.
+  void write_csv(const std::string& path) const;
+
+  struct Summary {
+    std::string kernel, strategy, work_unit;
+    std::size_t launches = 0;
+    double median_ms = 0, gbs = 0, pct_peak = 0, gflops = 0, work_per_s = 0, total_ms = 0;
+    double bytes_compulsory = 0, bytes_modelled = 0;
+  };
+  std::vector<Summary> summarize() const;
+  std::string summary_table() const;           // for the terminal at the end of a run
+  void write_summary_json(const std::string& path, const std::map<std::string, std::string>& extra) const;
+
+ private:
+  std::string peak_source_;
+  double peak_gbs_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace tiersim
