@@ -1,5 +1,7 @@
 #include "sim/case.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -36,7 +38,7 @@ std::size_t distance(const std::string& a, const std::string& b) {
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + std::size_t(a[i - 1] != b[j - 1])});
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -54,16 +56,20 @@ std::string unknown_key_message(const std::string& key) {
 
 std::string format_float(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  std::string s = buf;
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;  // shortest text that round-trips
+  std::string s(buf, end);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keep it a TOML float
   return s;
 }
 
 std::string quote(const std::string& s) {
-  std::ostringstream os;
-  os << toml::value<std::string>(s);
-  return os.str();
+  std::string out = "\"";
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (ch == '\n') { out += "\\n"; continue; }
+    out += ch;
+  }
+  return out + "\"";
 }
 
 // Checks a TOML node against its spec; returns the canonical text or throws with `where`.
@@ -144,7 +150,11 @@ Case Case::load(const std::string& path, const std::vector<std::string>& overrid
 Case Case::parse(const std::string& text, const std::string& source_name, const std::vector<std::string>& overrides) {
   Case c;
   c.source_ = source_name;
-  for (const auto& s : case_schema()) c.values_.push_back({&s, s.default_value, false});
+  for (const auto& s : case_schema()) {
+    std::string text = s.default_value;
+    if (!text.empty()) text = canonical(s, *toml::parse("v = " + text).get("v"), "schema default ");
+    c.values_.push_back({&s, text, false});
+  }
 
   toml::table root;
   try {

@@ -1,2 +1,136 @@
-// tiersim command line (placeholder while the CLI is written).
-int main() { return 0; }
+// tiersim: the command line. Subcommands: run, info, bench, keys. Every error the user can
+// cause ends here as one line "tiersim: error: ..." and a non-zero exit.
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "kernels/device_info.hpp"
+#include "sim/bench.hpp"
+#include "sim/case.hpp"
+#include "sim/core.hpp"
+#include "sim/run.hpp"
+
+namespace {
+
+void print_info() {
+  using namespace tiersim;
+  std::printf("tiersim %s\n", TIERSIM_VERSION);
+  std::printf("build: CUDA backend %s", cuda_compiled() ? "compiled in" : "not compiled in");
+#ifdef TIERSIM_CUDA_ARCHS
+  std::printf(" (sm_%s)", TIERSIM_CUDA_ARCHS);
+#endif
+#ifdef TIERSIM_HAVE_VTK
+  std::printf(", VTK output on");
+#else
+  std::printf(", VTK output off");
+#endif
+  std::printf(", OpenMP threads %d\n", omp_get_max_threads());
+  const DeviceInfo d = query_device();
+  if (!d.usable) {
+    std::printf("GPU: none usable (%s)\n", d.why_not.c_str());
+    return;
+  }
+  std::printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.0f MHz\n", d.ordinal, d.name.c_str(), d.cc_major,
+              d.cc_minor, d.sm_count, d.clock_khz / 1000.0);
+  std::printf("  memory: %s total, %s free\n", format_bytes(double(d.global_mem)).c_str(),
+              format_bytes(double(d.free_mem)).c_str());
+  std::printf("  L2: %s; persisting L2 max %s; access-policy window max %s\n", format_bytes(double(d.l2_bytes)).c_str(),
+              format_bytes(double(d.persisting_l2_max)).c_str(), format_bytes(double(d.access_policy_window_max)).c_str());
+  std::printf("  shared memory: %s per block (opt-in), %s per SM\n", format_bytes(double(d.smem_optin_per_block)).c_str(),
+              format_bytes(double(d.smem_per_sm)).c_str());
+  std::printf("  driver %d, runtime %d\n", d.driver_version, d.runtime_version);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tiersim: N-body and stencil simulations that make the GPU memory hierarchy visible"};
+  app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
+  app.require_subcommand(1);
+
+  // run
+  tiersim::RunOptions ro;
+  std::string backend, layout, precision, tiling, coeffs, l2, formats;
+  long long steps = -1;
+  long long l2_bytes = -1;
+  std::vector<std::string> sets;
+  auto* run = app.add_subcommand("run", "Run a case file");
+  run->add_option("case", ro.case_path, "case file (TOML)")->required();
+  run->add_option("--backend", backend, "auto|cpu|cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  run->add_option("--layout", layout, "particle layout aos|soa|aosoa|float4")
+      ->check(CLI::IsMember({"aos", "soa", "aosoa", "float4"}));
+  run->add_option("--precision", precision, "fp32|fp64")->check(CLI::IsMember({"fp32", "fp64"}));
+  run->add_option("--tiling", tiling, "none|shared")->check(CLI::IsMember({"none", "shared"}));
+  run->add_option("--coeffs", coeffs, "constant|global (stencils)")->check(CLI::IsMember({"constant", "global"}));
+  run->add_option("--l2-persist", l2, "off|on: L2 access-policy window over the hot data")
+      ->check(CLI::IsMember({"off", "on"}));
+  run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(CLI::NonNegativeNumber);
+  run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(CLI::NonNegativeNumber);
+  run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
+  run->add_option("--set", sets, "override a case key: section.key=value (repeatable)")->take_all();
+  run->add_option("--format", formats, "output formats: xdmf (always) and optionally vtk, e.g. xdmf,vtk");
+  run->add_flag("--force", ro.force, "replace an existing output directory");
+  run->add_flag("--quiet,-q", ro.quiet, "no progress line or summary table");
+
+  auto* info = app.add_subcommand("info", "Build options, OpenMP threads and GPU properties");
+  auto* keys = app.add_subcommand("keys", "Every case-file key, its type, default and meaning (Markdown)");
+  auto* bench = app.add_subcommand("bench", "Benchmarks of the kernels, by model");
+  bench->require_subcommand(1);
+  tiersim::register_bench_nbody(*bench);
+  tiersim::register_bench_stencil(*bench);
+
+  try {
+    app.parse(argc, argv);  // bench subcommands run from their callbacks, inside parse
+    if (*info) {
+      print_info();
+      return 0;
+    }
+    if (*keys) {
+      std::printf("%s", tiersim::case_keys_markdown().c_str());
+      return 0;
+    }
+    if (*run) {
+      // Flags first, then --set: the more explicit override wins.
+      auto flag = [&](const char* key, const std::string& v) {
+        if (!v.empty()) ro.overrides.push_back(std::string(key) + "=\"" + v + "\"");
+      };
+      flag("strategy.backend", backend);
+      flag("strategy.layout", layout);
+      flag("strategy.precision", precision);
+      flag("strategy.tiling", tiling);
+      flag("strategy.coeffs", coeffs);
+      flag("strategy.l2_persist", l2);
+      if (l2_bytes >= 0) ro.overrides.push_back("strategy.l2_persist_bytes=" + std::to_string(l2_bytes));
+      if (steps >= 0) ro.overrides.push_back("run.steps=" + std::to_string(steps));
+      for (const auto& s : sets) ro.overrides.push_back(s);
+      if (!formats.empty()) {
+        ro.formats.clear();
+        std::size_t pos = 0;
+        while (pos <= formats.size()) {
+          const auto comma = formats.find(',', pos);
+          const std::string f = formats.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+          if (f != "xdmf" && f != "vtk") throw tiersim::Error("--format: unknown format '" + f + "' (expected xdmf,vtk)");
+          ro.formats.push_back(f);
+          if (comma == std::string::npos) break;
+          pos = comma + 1;
+        }
+      }
+      return tiersim::run_case(ro);
+    }
+    // bench subcommands run from their own callbacks.
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const tiersim::Error& e) {
+    std::fprintf(stderr, "tiersim: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tiersim: error: out of host memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tiersim: error: %s\n", e.what());
+    return 1;
+  }
+}

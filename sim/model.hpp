@@ -44,4 +44,7 @@ std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s);
 // The strategy a case asks for (the [strategy] section after overrides).
 Strategy strategy_from_case(const Case& c);
 
+// Backend::Auto becomes Cuda when a GPU is usable, otherwise Cpu; *why says which and why.
+Backend resolve_backend(Backend requested, std::string* why = nullptr);
+
 }  // namespace tiersim

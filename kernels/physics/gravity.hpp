@@ -40,6 +40,14 @@ TIERSIM_HD inline void accumulate_pair(Vec3<T> ri, Vec4<T> rj_m, T eps2, Vec3<T>
   acc.z = fma_hd(dz, s, acc.z);
 }
 
+// The eps^2 the force loops use. A softening of 0 (exact Kepler orbits) becomes 1e-20, far
+// below any separation that matters, so that the self-interaction still contributes exactly
+// 0 * finite = 0 and no loop needs an i != j branch (1e-20 and its rsqrt^3 stay normal in fp32).
+inline double force_eps2(double softening) {
+  const double e2 = softening * softening;
+  return e2 > 1e-20 ? e2 : 1e-20;
+}
+
 // Potential at i from j: -m_j / sqrt(r2 + eps2). The self term (r = 0) is excluded by the
 // caller, since with softening it is -m/eps, not zero.
 template <class T>

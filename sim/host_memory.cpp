@@ -1,0 +1,31 @@
+#include "sim/host_memory.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/core.hpp"
+
+namespace tiersim {
+
+std::size_t host_memory_available() {
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream is(line.substr(13));
+      std::size_t kb = 0;
+      is >> kb;
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+void check_host_memory(double bytes_needed, const std::string& what) {
+  const double avail = double(host_memory_available());
+  if (avail > 0 && bytes_needed > 0.9 * avail)
+    throw Error(what + " needs " + format_bytes(bytes_needed) + " of host memory, " + format_bytes(avail) +
+                " available");
+}
+
+}  // namespace tiersim

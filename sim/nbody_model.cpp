@@ -1,0 +1,127 @@
+// The N-body model: initial conditions, leapfrog kick-drift-kick over a backend engine,
+// diagnostics and snapshots.
+#include <algorithm>
+#include <cmath>
+
+#include "io/snapshots.hpp"
+#include "kernels/nbody_engine.hpp"
+#include "sim/host_memory.hpp"
+#include "sim/initial_conditions.hpp"
+#include "sim/model.hpp"
+
+namespace tiersim {
+namespace {
+
+Bodies initial_bodies(const Case& c, int n) {
+  const std::string ic = c.get_string("nbody.ic");
+  const double M = c.get_float("nbody.total_mass"), R = c.get_float("nbody.radius"), G = c.get_float("nbody.G");
+  const auto seed = static_cast<std::uint64_t>(c.get_int("run.seed"));
+  if (ic == "plummer") return make_plummer(n, M, R, G, seed);
+  if (ic == "uniform") return make_uniform_sphere(n, M, R, seed);
+  if (ic == "collision")
+    return make_collision(n, M, R, G, c.get_float("collision.separation"), c.get_float("collision.impact_parameter"),
+                          c.get_float("collision.velocity"), c.get_float("collision.mass_ratio"), seed);
+  if (ic == "kepler") {
+    if (n != 2) throw Error(c.source_name() + ": nbody.count: the kepler binary has 2 bodies, not " + std::to_string(n));
+    return make_kepler_binary(M, G, c.get_float("kepler.period"), c.get_float("kepler.eccentricity"),
+                              c.get_float("kepler.mass_ratio"));
+  }
+  return make_disk_galaxy(n, M, R, G, c.get_float("nbody.softening"), c.get_float("galaxy.bulge_fraction"),
+                          c.get_float("galaxy.thickness"), c.get_float("galaxy.dispersion"), seed);
+}
+
+std::string ic_description(const std::string& ic) {
+  if (ic == "plummer") return "Plummer sphere";
+  if (ic == "uniform") return "cold uniform sphere";
+  if (ic == "collision") return "two-cluster collision";
+  if (ic == "kepler") return "Kepler binary";
+  return "rotating disk galaxy";
+}
+
+class NbodyModel final : public Model {
+ public:
+  NbodyModel(const Case& c, const Strategy& s) : strategy_(s) {
+    const auto count = c.get_int("nbody.count");
+    n_ = static_cast<int>(count);
+    ic_ = c.get_string("nbody.ic");
+    NbodyParams p;
+    p.G = c.get_float("nbody.G");
+    p.softening = c.get_float("nbody.softening");
+    if (p.softening == 0 && ic_ != "kepler")
+      throw Error(c.source_name() + ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
+    // Host memory: the initial conditions (double), the engine's store, and a copy for output.
+    const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0);
+    check_host_memory(bytes_per_body * n_, std::to_string(n_) + " bodies");
+    Bodies b = initial_bodies(c, n_);
+    engine_ = s.backend == Backend::Cuda ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0})
+                                         : make_nbody_cpu(s, n_, p);
+    engine_->upload(b);
+    engine_->compute_forces();  // the first kick needs a(x0)
+  }
+
+  std::string name() const override { return "nbody"; }
+  std::string strategy_name() const override { return engine_->strategy_name(); }
+  std::string describe() const override { return std::to_string(n_) + " bodies, " + ic_description(ic_); }
+
+  void step(double dt) override {
+    engine_->kick(0.5 * dt);
+    engine_->drift(dt);
+    engine_->compute_forces();
+    engine_->kick(0.5 * dt);
+  }
+
+  Observables observe() override {
+    const NbodyDiagnostics d = engine_->diagnostics();
+    const double total = d.kinetic + d.potential;
+    if (!have_e0_) {
+      e0_ = total;
+      have_e0_ = true;
+    }
+    const double rel = e0_ != 0 ? (total - e0_) / std::fabs(e0_) : 0.0;
+    return {{"kinetic_energy", d.kinetic},
+            {"potential_energy", d.potential},
+            {"total_energy", total},
+            {"relative_energy_error", rel},
+            {"virial_ratio", d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0.0},
+            {"momentum_x", d.momentum.x},
+            {"momentum_y", d.momentum.y},
+            {"momentum_z", d.momentum.z},
+            {"angular_momentum_x", d.angular_momentum.x},
+            {"angular_momentum_y", d.angular_momentum.y},
+            {"angular_momentum_z", d.angular_momentum.z}};
+  }
+
+  std::pair<std::string, double> conservation(const Observables& now) const override {
+    for (const auto& [k, v] : now)
+      if (k == "relative_energy_error") return {"dE/E0", v};
+    return {"dE/E0", 0.0};
+  }
+
+  void write_snapshot(SnapshotFile& out, std::int64_t step, double time) override {
+    const Bodies b = engine_->download();
+    double extent = 0;
+    for (const auto& p : b.pos) extent = std::max({extent, std::fabs(p.x), std::fabs(p.y), std::fabs(p.z)});
+    out.write_particles(step, time, b, 2 * extent);
+  }
+
+  std::vector<KernelRecord> take_records() override { return engine_->take_records(); }
+
+  // For restarts and tests.
+  NbodyEngine& engine() { return *engine_; }
+
+ private:
+  Strategy strategy_;
+  int n_ = 0;
+  std::string ic_;
+  std::unique_ptr<NbodyEngine> engine_;
+  bool have_e0_ = false;
+  double e0_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s) {
+  return std::make_unique<NbodyModel>(c, s);
+}
+
+}  // namespace tiersim

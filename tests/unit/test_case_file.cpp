@@ -1,0 +1,102 @@
+// Case files: every kind of mistake gets one line naming the file, the key and the problem.
+#include <gtest/gtest.h>
+
+#include "sim/case.hpp"
+#include "sim/core.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    Case::parse(text, "case.toml", overrides);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const char* kValid = "[run]\nmodel = \"nbody\"\ndt = 0.01\n[nbody]\ncount = 64\n";
+
+TEST(CaseFile, ValidCaseGetsDefaults) {
+  const Case c = Case::parse(kValid, "case.toml");
+  EXPECT_EQ(c.get_string("run.model"), "nbody");
+  EXPECT_DOUBLE_EQ(c.get_float("run.dt"), 0.01);
+  EXPECT_EQ(c.get_int("nbody.count"), 64);
+  EXPECT_EQ(c.get_string("strategy.layout"), "soa");  // default
+  EXPECT_TRUE(c.was_given("nbody.count"));
+  EXPECT_FALSE(c.was_given("nbody.softening"));
+}
+
+TEST(CaseFile, OverridesWinAndAreTyped) {
+  const Case c = Case::parse(kValid, "case.toml", {"nbody.count=128", "strategy.layout=aos", "run.dt=2e-3"});
+  EXPECT_EQ(c.get_int("nbody.count"), 128);
+  EXPECT_EQ(c.get_string("strategy.layout"), "aos");
+  EXPECT_DOUBLE_EQ(c.get_float("run.dt"), 2e-3);
+}
+
+TEST(CaseFile, EffectiveCaseRoundTrips) {
+  const Case c = Case::parse(kValid, "case.toml", {"nbody.softening=0.25"});
+  const Case again = Case::parse(c.effective_toml(), "effective.toml");
+  EXPECT_DOUBLE_EQ(again.get_float("nbody.softening"), 0.25);
+  EXPECT_EQ(again.effective_toml().substr(again.effective_toml().find('\n')),
+            c.effective_toml().substr(c.effective_toml().find('\n')));
+}
+
+struct BadCase {
+  const char* what;
+  std::string text;
+  std::vector<std::string> overrides;
+  std::string expected;  // substring of the one-line message
+};
+
+class CaseFileErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CaseFileErrors, OneLineNamingFileKeyAndProblem) {
+  const BadCase& b = GetParam();
+  const std::string msg = error_of(b.text, b.overrides);
+  EXPECT_NE(msg.find(b.expected), std::string::npos) << b.what << ": got '" << msg << "'";
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
+}
+
+const std::string base = "[run]\nmodel = \"nbody\"\ndt = 0.01\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, CaseFileErrors,
+    ::testing::Values(
+        BadCase{"syntax", "[run]\nmodel = \"nbody\ndt = 0.01\n", {}, "case.toml:2: syntax error"},
+        BadCase{"unknown key", base + "[nbody]\ncuont = 5\n", {}, "case.toml:5: nbody.cuont: unknown key (did you mean 'nbody.count'?)"},
+        BadCase{"unknown section", base + "[bogus]\nx = 1\n", {}, "bogus.x: unknown key"},
+        BadCase{"wrong type", base + "[nbody]\ncount = \"many\"\n", {}, "case.toml:5: nbody.count: expected an integer"},
+        BadCase{"negative count", base + "[nbody]\ncount = -3\n", {}, "nbody.count: -3 is out of range"},
+        BadCase{"dt zero", "[run]\nmodel = \"nbody\"\ndt = 0.0\n", {}, "case.toml:3: run.dt: 0 is out of range (must be > 0"},
+        BadCase{"dt negative", "[run]\nmodel = \"nbody\"\ndt = -1\n", {}, "run.dt: -1 is out of range"},
+        BadCase{"softening negative", base + "[nbody]\nsoftening = -0.1\n", {}, "nbody.softening: -0.1 is out of range"},
+        BadCase{"nan", base + "[nbody]\nsoftening = nan\n", {}, "nbody.softening: must be a finite number"},
+        BadCase{"inf", "[run]\nmodel = \"nbody\"\ndt = inf\n", {}, "run.dt: must be a finite number"},
+        BadCase{"missing model", "[run]\ndt = 0.1\n", {}, "case.toml: run.model: missing required key"},
+        BadCase{"missing dt", "[run]\nmodel = \"nbody\"\n", {}, "case.toml: run.dt: missing required key"},
+        BadCase{"bad choice", base + "[strategy]\nlayout = \"zigzag\"\n", {}, "strategy.layout: unknown value 'zigzag' (expected aos|soa|aosoa|float4)"},
+        BadCase{"key outside section", "model = \"nbody\"\n", {}, "model: keys belong in a section"},
+        BadCase{"override unknown", base, {"nbody.cout=5"}, "--set nbody.cout: unknown key (did you mean 'nbody.count'?)"},
+        BadCase{"override no equals", base, {"nbody.count"}, "--set nbody.count: expected section.key=value"},
+        BadCase{"override wrong type", base, {"nbody.count=lots"}, "--set nbody.count: 'lots' is not an integer"},
+        BadCase{"override out of range", base, {"run.steps=-5"}, "--set run.steps: -5 is out of range"}),
+    [](const ::testing::TestParamInfo<BadCase>& i) {
+      std::string s = i.param.what;
+      for (auto& ch : s)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return s;
+    });
+
+TEST(CaseFile, MissingFileNamesThePath) {
+  try {
+    Case::load("/nonexistent/dir/case.toml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/dir/case.toml: cannot open case file");
+  }
+}
+
+}  // namespace
