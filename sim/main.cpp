@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   CLI::App app{"tiersim: N-body and stencil simulations that make the GPU memory hierarchy visible"};
   app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
   app.require_subcommand(1);
+  // Parse errors are one line too (CLI11's default adds a second "Run with --help" line).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("tiersim: error: ") + e.what() + " (see --help)\n";
+  });
 
   // run
   tiersim::RunOptions ro;

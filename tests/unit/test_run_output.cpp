@@ -1,0 +1,142 @@
+// The run loop end to end through the library (what `tiersim run` calls): the H5MD file's
+// structure is checked with the HDF5 C API, the telemetry and effective case beside it.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/case.hpp"
+#include "sim/core.hpp"
+#include "sim/run.hpp"
+
+namespace fs = std::filesystem;
+using namespace tiersim;
+
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("tiersim_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string write_case(const std::string& dir, const std::string& text) {
+  fs::create_directories(dir);
+  const std::string path = dir + "/case.toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+bool has_link(hid_t f, const char* path) { return H5Lexists(f, path, H5P_DEFAULT) > 0; }
+
+std::vector<hsize_t> dims_of(hid_t f, const char* path) {
+  const hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+  if (d < 0) return {};
+  const hid_t s = H5Dget_space(d);
+  std::vector<hsize_t> dims(H5Sget_simple_extent_ndims(s));
+  H5Sget_simple_extent_dims(s, dims.data(), nullptr);
+  H5Sclose(s);
+  H5Dclose(d);
+  return dims;
+}
+
+const char* kCase = R"([run]
+model = "nbody"
+steps = 10
+dt = 0.01
+snapshot_every = 5
+diagnostics_every = 2
+[strategy]
+backend = "cpu"
+layout = "aos"
+[nbody]
+count = 100
+ic = "plummer"
+)";
+
+TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
+  const std::string base = temp_dir("run");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = base + "/out";
+  o.quiet = true;
+  o.overrides = {"nbody.count=64"};
+  ASSERT_EQ(run_case(o), 0);
+
+  for (const char* f : {"snapshots.h5", "snapshots.xmf", "telemetry.csv", "summary.json", "case.toml"})
+    EXPECT_TRUE(fs::exists(o.out_dir + "/" + f)) << f;
+
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const hid_t f = H5Fopen((o.out_dir + "/snapshots.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  EXPECT_TRUE(has_link(f, "/h5md"));
+  EXPECT_GT(H5Aexists_by_name(f, "/h5md", "version", H5P_DEFAULT), 0);
+  EXPECT_TRUE(has_link(f, "/h5md/author"));
+  EXPECT_TRUE(has_link(f, "/h5md/creator"));
+  EXPECT_TRUE(has_link(f, "/particles/all/box"));
+  // Snapshots at steps 0, 5, 10: three frames of 64 bodies (the override took effect).
+  EXPECT_EQ(dims_of(f, "/particles/all/position/value"), (std::vector<hsize_t>{3, 64, 3}));
+  EXPECT_EQ(dims_of(f, "/particles/all/velocity/value"), (std::vector<hsize_t>{3, 64, 3}));
+  EXPECT_EQ(dims_of(f, "/particles/all/position/step"), (std::vector<hsize_t>{3}));
+  EXPECT_EQ(dims_of(f, "/particles/all/position/time"), (std::vector<hsize_t>{3}));
+  EXPECT_TRUE(has_link(f, "/particles/all/mass"));
+  EXPECT_TRUE(has_link(f, "/particles/all/id"));
+  // Diagnostics at 0, 2, 4, 6, 8, 10.
+  EXPECT_EQ(dims_of(f, "/observables/total_energy/value"), (std::vector<hsize_t>{6}));
+  EXPECT_TRUE(has_link(f, "/parameters"));
+  H5Fclose(f);
+
+  // The stored effective case holds the override and reproduces the run.
+  std::ifstream ec(o.out_dir + "/case.toml");
+  std::stringstream ss;
+  ss << ec.rdbuf();
+  const Case stored = Case::parse(ss.str(), "stored");
+  EXPECT_EQ(stored.get_int("nbody.count"), 64);
+  EXPECT_EQ(stored.get_string("strategy.layout"), "aos");
+
+  // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces).
+  std::ifstream tel(o.out_dir + "/telemetry.csv");
+  std::string line;
+  int rows = -1;
+  while (std::getline(tel, line)) ++rows;
+  EXPECT_EQ(rows, 40);
+  fs::remove_all(base);
+}
+
+TEST(RunOutput, RefusesToOverwriteWithoutForce) {
+  const std::string base = temp_dir("overwrite");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = base + "/out";
+  o.quiet = true;
+  ASSERT_EQ(run_case(o), 0);
+  const auto before = fs::last_write_time(o.out_dir + "/snapshots.h5");
+  try {
+    run_case(o);
+    FAIL() << "second run into the same directory must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("exists and is not empty (use --force"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::last_write_time(o.out_dir + "/snapshots.h5"), before);
+  o.force = true;
+  EXPECT_EQ(run_case(o), 0);
+  fs::remove_all(base);
+}
+
+TEST(RunOutput, BadCaseWritesNothing) {
+  const std::string base = temp_dir("bad");
+  const std::string case_path = write_case(base, std::string(kCase) + "softening = -1\n");
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = base + "/out";
+  o.quiet = true;
+  EXPECT_THROW(run_case(o), Error);
+  EXPECT_FALSE(fs::exists(o.out_dir));
+  fs::remove_all(base);
+}
+
+}  // namespace
