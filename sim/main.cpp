@@ -9,6 +9,7 @@
 #include "kernels/device_info.hpp"
 #include "sim/bench.hpp"
 #include "sim/case.hpp"
+#include "sim/compare.hpp"
 #include "sim/core.hpp"
 #include "sim/run.hpp"
 
@@ -80,6 +81,8 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "Build options, OpenMP threads and GPU properties");
   auto* keys = app.add_subcommand("keys", "Every case-file key, its type, default and meaning (Markdown)");
+  tiersim::CompareOptions co;
+  tiersim::register_compare(app, co);
   auto* bench = app.add_subcommand("bench", "Benchmarks of the kernels, by model");
   bench->require_subcommand(1);
   tiersim::register_bench_nbody(*bench);
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
       std::printf("%s", tiersim::case_keys_markdown().c_str());
       return 0;
     }
+    if (app.got_subcommand("compare")) return tiersim::run_compare(co);
     if (*run) {
       // Flags first, then --set: the more explicit override wins.
       auto flag = [&](const char* key, const std::string& v) {
@@ -121,7 +125,7 @@ int main(int argc, char** argv) {
           pos = comma + 1;
         }
       }
-      return tiersim::run_case(ro);
+      return tiersim::run_case(ro).exit_code;
     }
     // bench subcommands run from their own callbacks.
     return 0;

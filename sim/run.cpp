@@ -77,7 +77,7 @@ void prepare_out_dir(const std::string& dir, bool force) {
 
 }  // namespace
 
-int run_case(const RunOptions& o) {
+RunResult run_case(const RunOptions& o) {
   Case c = Case::load(o.case_path, o.overrides);
   Strategy s = strategy_from_case(c);
   std::string why;
@@ -176,7 +176,14 @@ int run_case(const RunOptions& o) {
                 static_cast<long long>(step), wall, cons.first.c_str(), cons.second);
   }
   std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
-  return g_stop_signal ? 128 + g_stop_signal.load() : 0;
+  RunResult result;
+  result.exit_code = g_stop_signal ? 128 + g_stop_signal.load() : 0;
+  result.out_dir = dir;
+  result.strategy = model->strategy_name();
+  result.steps = step;
+  result.wall_seconds = wall;
+  result.telemetry = std::move(telemetry);
+  return result;
 }
 
 }  // namespace tiersim

@@ -2,8 +2,11 @@
 // telemetry and progress at their cadences.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "sim/telemetry.hpp"
 
 namespace tiersim {
 
@@ -16,7 +19,16 @@ struct RunOptions {
   std::vector<std::string> formats{"xdmf"};
 };
 
-// Returns the process exit code; throws Error for bad input.
-int run_case(const RunOptions& o);
+struct RunResult {
+  int exit_code = 0;        // 0, or 128 + signal when stopped by SIGINT/SIGTERM
+  std::string out_dir;
+  std::string strategy;     // as the model names it, e.g. "cuda/soa/fp32/shared"
+  std::int64_t steps = 0;
+  double wall_seconds = 0;
+  Telemetry telemetry{"", 0};
+};
+
+// Runs a case to the end; throws Error for bad input (before anything is written).
+RunResult run_case(const RunOptions& o);
 
 }  // namespace tiersim

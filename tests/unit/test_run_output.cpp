@@ -64,7 +64,7 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   o.out_dir = base + "/out";
   o.quiet = true;
   o.overrides = {"nbody.count=64"};
-  ASSERT_EQ(run_case(o), 0);
+  ASSERT_EQ(run_case(o).exit_code, 0);
 
   for (const char* f : {"snapshots.h5", "snapshots.xmf", "telemetry.csv", "summary.json", "case.toml"})
     EXPECT_TRUE(fs::exists(o.out_dir + "/" + f)) << f;
@@ -113,7 +113,7 @@ TEST(RunOutput, RefusesToOverwriteWithoutForce) {
   o.case_path = case_path;
   o.out_dir = base + "/out";
   o.quiet = true;
-  ASSERT_EQ(run_case(o), 0);
+  ASSERT_EQ(run_case(o).exit_code, 0);
   const auto before = fs::last_write_time(o.out_dir + "/snapshots.h5");
   try {
     run_case(o);
@@ -123,7 +123,7 @@ TEST(RunOutput, RefusesToOverwriteWithoutForce) {
   }
   EXPECT_EQ(fs::last_write_time(o.out_dir + "/snapshots.h5"), before);
   o.force = true;
-  EXPECT_EQ(run_case(o), 0);
+  EXPECT_EQ(run_case(o).exit_code, 0);
   fs::remove_all(base);
 }
 

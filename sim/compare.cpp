@@ -1,0 +1,219 @@
+#include "sim/compare.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "sim/core.hpp"
+#include "sim/run.hpp"
+
+namespace tiersim {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Combination {
+  std::string label;                   // "layout=soa tiling=shared"
+  std::vector<std::string> overrides;  // strategy.layout="soa", ...
+};
+
+// Cartesian product of the lists that were given, in the order given (first varies slowest).
+std::vector<Combination> combinations(const CompareOptions& o) {
+  const std::vector<std::pair<const char*, const std::vector<std::string>*>> axes = {
+      {"backend", &o.backends}, {"layout", &o.layouts},       {"precision", &o.precisions},
+      {"tiling", &o.tilings},   {"coeffs", &o.coeffs},        {"l2_persist", &o.l2_persist}};
+  std::vector<Combination> out{{"", {}}};
+  for (const auto& [axis, values] : axes) {
+    if (values->empty()) continue;
+    std::vector<Combination> next;
+    for (const auto& c : out)
+      for (const auto& v : *values) {
+        Combination n = c;
+        n.label += (n.label.empty() ? "" : " ") + std::string(axis) + "=" + v;
+        n.overrides.push_back("strategy." + std::string(axis) + "=\"" + v + "\"");
+        next.push_back(std::move(n));
+      }
+    out = std::move(next);
+  }
+  if (out.size() == 1 && out[0].label.empty()) out[0].label = "as in the case";
+  return out;
+}
+
+std::string dir_name(const std::string& label) {
+  std::string s;
+  for (char ch : label) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '=' ) ? ch : '_';
+  std::replace(s.begin(), s.end(), '=', '-');
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct KernelFigures {
+  double median_ms = 0, gbs = 0, pct = 0, gflops = 0, work_per_s = 0, bytes_modelled = 0;
+  std::string work_unit;
+  int launches = 0;
+};
+
+// Figures per kernel over the measured steps (after warm-up).
+std::map<std::string, KernelFigures> figures(const Telemetry& t, int warmup) {
+  std::map<std::string, std::vector<const KernelRecord*>> by;
+  for (const auto& row : t.rows())
+    if (row.step > warmup) by[row.rec.kernel].push_back(&row.rec);
+  std::map<std::string, KernelFigures> out;
+  for (const auto& [k, recs] : by) {
+    std::vector<double> ms;
+    for (const auto* r : recs) ms.push_back(r->ms);
+    KernelFigures f;
+    f.launches = static_cast<int>(recs.size());
+    f.median_ms = median(ms);
+    const KernelRecord& r = *recs.front();
+    const double s = f.median_ms * 1e-3;
+    f.gbs = s > 0 ? r.bytes_compulsory / s * 1e-9 : 0;
+    f.pct = t.peak_gbs() > 0 ? 100 * f.gbs / t.peak_gbs() : 0;
+    f.gflops = s > 0 ? r.flops / s * 1e-9 : 0;
+    f.work_per_s = s > 0 ? r.work / s : 0;
+    f.work_unit = r.work_unit;
+    f.bytes_modelled = r.bytes_modelled;
+    out[k] = f;
+  }
+  return out;
+}
+
+std::string plot_script() {
+  // The source tree's scripts/plot, or scripts/ beside a bundled bin/.
+  std::vector<fs::path> candidates = {fs::path(TIERSIM_SOURCE_DIR) / "scripts" / "plot"};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "scripts" / "plot");
+  for (const auto& c : candidates)
+    if (fs::exists(c, ec)) return c.string();
+  return {};
+}
+
+}  // namespace
+
+int run_compare(const CompareOptions& o) {
+  const auto combos = combinations(o);
+  const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !o.force)
+    throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
+
+  struct Outcome {
+    Combination combo;
+    std::string strategy, error;
+    double peak = 0;
+    std::map<std::string, KernelFigures> kernels;
+  };
+  std::vector<Outcome> outcomes;
+  for (const auto& combo : combos) {
+    Outcome out{combo, "", "", 0, {}};
+    RunOptions ro;
+    ro.case_path = o.case_path;
+    ro.overrides = combo.overrides;
+    ro.overrides.insert(ro.overrides.end(), o.overrides.begin(), o.overrides.end());
+    ro.overrides.push_back("run.steps=" + std::to_string(o.warmup + o.steps));
+    ro.overrides.push_back("run.snapshot_every=0");
+    ro.out_dir = (fs::path(dir) / dir_name(combo.label)).string();
+    ro.force = true;
+    ro.quiet = true;
+    std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
+    try {
+      RunResult r = run_case(ro);
+      out.strategy = r.strategy;
+      out.peak = r.telemetry.peak_gbs();
+      out.kernels = figures(r.telemetry, o.warmup);
+    } catch (const Error& e) {
+      out.error = e.what();  // an invalid combination is reported, not crashed on
+      std::fprintf(stderr, "compare: %s: not run: %s\n", combo.label.c_str(), e.what());
+    }
+    outcomes.push_back(std::move(out));
+  }
+
+  // Per-kernel tables, and compare.csv.
+  std::vector<std::string> kernels;
+  for (const auto& oc : outcomes)
+    for (const auto& [k, f] : oc.kernels)
+      if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+  std::ofstream csv(fs::path(dir) / "compare.csv");
+  csv << "combination,strategy,kernel,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
+         "speedup,copy_bandwidth_gbs,error\n";
+  std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(),
+              o.steps, o.warmup);
+  for (const auto& k : kernels) {
+    std::printf("\n%s\n%-44s %-30s %10s %9s %7s %9s %12s %8s\n", k.c_str(), "combination", "strategy", "median ms",
+                "GB/s", "% copy", "GFLOP/s", "work/s", "speedup");
+    double first_ms = 0;
+    for (const auto& oc : outcomes) {
+      auto it = oc.kernels.find(k);
+      if (it == oc.kernels.end()) continue;
+      const KernelFigures& f = it->second;
+      if (first_ms == 0) first_ms = f.median_ms;
+      const double speedup = f.median_ms > 0 ? first_ms / f.median_ms : 0;
+      std::printf("%-44s %-30s %10.4g %9.4g %7.1f %9.4g %12.4g %7.2fx\n", oc.combo.label.c_str(), oc.strategy.c_str(),
+                  f.median_ms, f.gbs, f.pct, f.gflops, f.work_per_s, speedup);
+      char line[512];
+      std::snprintf(line, sizeof line, "\"%s\",%s,%s,%.6g,%.6g,%.4g,%.6g,%.6g,%s,%.0f,%.4g,%.6g,\n",
+                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.median_ms, f.gbs, f.pct, f.gflops,
+                    f.work_per_s, f.work_unit.c_str(), f.bytes_modelled, speedup, oc.peak);
+      csv << line;
+    }
+  }
+  int failed = 0;
+  for (const auto& oc : outcomes)
+    if (!oc.error.empty()) {
+      ++failed;
+      std::printf("\nnot run: %s: %s\n", oc.combo.label.c_str(), oc.error.c_str());
+      std::string err = oc.error;
+      std::replace(err.begin(), err.end(), '"', '\'');
+      csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,\"" << err << "\"\n";
+    }
+  csv.close();
+  std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());
+  if (o.chart) {
+    const std::string script = plot_script();
+    const std::string png = (fs::path(dir) / "compare.png").string();
+    if (script.empty()) {
+      std::printf("chart: scripts/plot not found; skipped\n");
+    } else {
+      const std::string cmd = "/usr/bin/python3 '" + script + "' compare '" + (fs::path(dir) / "compare.csv").string() +
+                              "' -o '" + png + "' >/dev/null 2>&1";
+      if (std::system(cmd.c_str()) == 0) std::printf("chart: %s\n", png.c_str());
+      else std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
+    }
+  }
+  return failed == static_cast<int>(outcomes.size()) ? 1 : 0;
+}
+
+void register_compare(CLI::App& app, CompareOptions& o) {
+  auto* c = app.add_subcommand("compare", "Run strategy combinations side by side and compare per-kernel figures");
+  c->add_option("case", o.case_path, "case file (TOML)")->required();
+  c->add_option("--backend", o.backends, "list, e.g. cpu,cuda")->delimiter(',')->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  c->add_option("--layout", o.layouts, "list, e.g. aos,soa,float4")->delimiter(',')
+      ->check(CLI::IsMember({"aos", "soa", "aosoa", "float4"}));
+  c->add_option("--precision", o.precisions, "list, e.g. fp32,fp64")->delimiter(',')->check(CLI::IsMember({"fp32", "fp64"}));
+  c->add_option("--tiling", o.tilings, "list, e.g. none,shared")->delimiter(',')->check(CLI::IsMember({"none", "shared"}));
+  c->add_option("--coeffs", o.coeffs, "list, e.g. constant,global")->delimiter(',')
+      ->check(CLI::IsMember({"constant", "global"}));
+  c->add_option("--l2-persist", o.l2_persist, "list, e.g. off,on")->delimiter(',')->check(CLI::IsMember({"off", "on"}));
+  c->add_option("--set", o.overrides, "override a case key for every combination (repeatable)")->take_all();
+  c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
+  c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
+  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)");
+  c->add_flag("--force", o.force, "replace an existing output directory");
+  c->add_flag("!--no-chart", o.chart, "do not draw compare.png");
+}
+
+}  // namespace tiersim
