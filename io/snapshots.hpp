@@ -2,6 +2,24 @@
 // ParaView opens directly. Written so that a run killed at any moment leaves both readable up
 // to the last complete snapshot (the .xmf is rewritten by atomic rename after the HDF5 file is
 // flushed).
+//
+// Layout of snapshots.h5 (H5MD 1.1, https://www.nongnu.org/h5md/h5md.html):
+//   /h5md                          attribute version = [1, 1]; author/{name}; creator/{name, version}
+//   /particles/all/box             attributes dimension = 3, boundary = ["none", "none", "none"];
+//                                  edges/{value[T][3], step, time}
+//   /particles/all/position        {value[T][N][3], step[T], time[T]}  chunked, extendible in T
+//   /particles/all/velocity        {value[T][N][3], step, time}  (step, time: hard links to position's)
+//   /particles/all/mass, id        [N], time-independent (ids are the body index)
+//   /observables/<name>            {value[T], step[T], time[T]}
+//   /fields/<name>                 {value[T][nz][ny][nx], step[T], time[T]}; attributes origin[3],
+//                                  spacing[3] (x, y, z order), shape [nx, ny, nz]
+//   /parameters                    case (the effective TOML text), case_source, strategy, model,
+//                                  device, creator_version: string datasets
+//   /telemetry                     compound table, one row per kernel launch (end of run)
+//   /xdmf/...                      per-snapshot HDF5 virtual datasets, one per array and snapshot,
+//                                  mapping onto row t of a value[T][...] above (no copy of the data).
+//                                  snapshots.xmf points at these: ParaView 5.11's Xdmf3 readers return
+//                                  no points for a HyperSlab into value[T][N][3].
 #pragma once
 
 #include <cstdint>
@@ -10,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/vtk_output.hpp"
 #include "layouts/particles.hpp"
 #include "sim/core.hpp"
 
@@ -32,11 +51,26 @@ struct GridGeometry {
   double spacing[3] = {1, 1, 1};
 };
 
+struct SnapshotOptions {
+  bool double_precision = false;  // particles stored as float64 (else float32)
+  bool overwrite = false;         // replace snapshots.* already in DIR (the CLI's --force)
+  OutputFormats formats;          // snapshots.xmf and/or VTK XML files besides snapshots.h5
+};
+
 class SnapshotFile {
  public:
-  // Creates DIR (and parents) and the two files. Throws Error if DIR cannot be written.
+  // Creates DIR (and parents) and the two files. Throws Error if DIR cannot be written or already
+  // holds snapshots (unless options.overwrite).
   SnapshotFile(const std::string& dir, const RunInfo& info, bool double_precision);
-  ~SnapshotFile();
+  SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options);
+
+  // Continues a run in DIR (restart): opens DIR/snapshots.h5 for appending and drops every
+  // snapshot, observable and telemetry row with step > keep_through_step, so that the restarted
+  // run appends after it. Throws Error if DIR is not a tiersim run.
+  static std::unique_ptr<SnapshotFile> resume(const std::string& dir, std::int64_t keep_through_step,
+                                              const OutputFormats& formats = {});
+
+  ~SnapshotFile();  // commits what was written (errors there are swallowed: call commit())
   SnapshotFile(const SnapshotFile&) = delete;
   SnapshotFile& operator=(const SnapshotFile&) = delete;
 
@@ -54,18 +88,47 @@ class SnapshotFile {
   void write_observables(std::int64_t step, double time,
                          const std::vector<std::pair<std::string, double>>& values);
 
-  // /telemetry table (end of run).
+  // /telemetry table (end of run). Appends: a resumed run adds its rows after the kept ones.
   void write_telemetry(const Telemetry& t);
 
   // Makes everything written so far durable and rewrites snapshots.xmf (atomic rename).
   void commit();
+
+  // Step of the last particle snapshot written or kept (-1 if none).
+  std::int64_t last_particle_step() const;
 
   const std::string& h5_path() const;
   const std::string& xmf_path() const;
 
  private:
   struct Impl;
+  struct ResumeTag {};
+  SnapshotFile(const std::string& dir, std::int64_t keep_through_step, const OutputFormats& formats, ResumeTag);
   std::unique_ptr<Impl> impl_;
 };
+
+// ---- Reading back (restarts, initial conditions from a snapshot, tests) -------------------------
+
+// /parameters of DIR/snapshots.h5 (or of an .h5 path). Throws Error if it is not a tiersim file.
+RunInfo read_run_info(const std::string& dir_or_h5);
+
+// Steps of the particle snapshots in the file, in order.
+std::vector<std::int64_t> particle_steps(const std::string& dir_or_h5);
+
+struct ParticleSnapshot {
+  std::int64_t step = 0;
+  double time = 0;
+  Bodies bodies;  // pos, vel, mass (acc zero)
+};
+// The particle snapshot with this step (step < 0: the last one). Throws Error if there is none.
+ParticleSnapshot read_particles(const std::string& dir_or_h5, std::int64_t step = -1);
+
+struct FieldSnapshot {
+  std::int64_t step = 0;
+  double time = 0;
+  GridGeometry geometry;
+  std::vector<double> values;  // x fastest
+};
+FieldSnapshot read_field(const std::string& dir_or_h5, const std::string& name, std::int64_t step = -1);
 
 }  // namespace tiersim

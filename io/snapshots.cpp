@@ -1,0 +1,1078 @@
+// H5MD 1.1 snapshots with per-snapshot virtual datasets for XDMF (see io/snapshots.hpp).
+//
+// Crash safety without SWMR (SWMR cannot create objects, and we create a VDS per snapshot):
+// every snapshot appends new chunks (one chunk per snapshot row, no filters, nothing is ever
+// deleted while writing), so between two H5Fflush calls the file on disk holds the metadata of
+// the last flush plus raw data the flushed metadata does not reference yet. The default file
+// format (no superblock v3 status flags) lets a reader open a file whose writer was killed.
+// snapshots.xmf is rewritten (atomic rename) only after the flush, so it never names a dataset
+// that is not on disk.
+#include "io/snapshots.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <type_traits>
+
+#include "io/xdmf.hpp"
+#include "sim/telemetry.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tiersim {
+
+namespace {
+
+constexpr const char* kH5Name = "snapshots.h5";
+constexpr const char* kXmfName = "snapshots.xmf";
+constexpr const char* kCreator = "tiersim";
+
+// ---- Errors: one line naming the file, what failed and the deepest HDF5 (or system) reason ------
+
+// The library's own printing of error stacks is turned off once; errors become Error messages.
+void silence_hdf5_errors() {
+  static const bool done = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
+std::string hdf5_reason() {
+  std::string deepest;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e->desc && *e->desc) *static_cast<std::string*>(data) = e->desc;
+        return 0;
+      },
+      &deepest);
+  H5Eclear2(H5E_DEFAULT);
+  // The VFD reports system errors as "... errno = 28, error message = 'No space left on device', ...".
+  const std::string key = "error message = '";
+  const auto p = deepest.find(key);
+  if (p != std::string::npos) {
+    const auto q = deepest.find('\'', p + key.size());
+    return deepest.substr(p + key.size(), q == std::string::npos ? std::string::npos : q - p - key.size());
+  }
+  return deepest.empty() ? "HDF5 error" : deepest;
+}
+
+[[noreturn]] void fail(const std::string& file, const std::string& what) {
+  throw Error(file + ": " + what + ": " + hdf5_reason());
+}
+
+hid_t check(hid_t id, const std::string& file, const std::string& what) {
+  if (id < 0) fail(file, what);
+  return id;
+}
+void check_status(herr_t s, const std::string& file, const std::string& what) {
+  if (s < 0) fail(file, what);
+}
+
+// Owns one HDF5 identifier.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      close_ = o.close_;
+      o.id_ = -1;
+    }
+    return *this;
+  }
+  ~Handle() { reset(); }
+  void reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = -1;
+  }
+  hid_t get() const { return id_; }
+  operator hid_t() const { return id_; }
+
+ private:
+  hid_t id_ = -1;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+// Context for the checks: the file path every message starts with.
+struct H5 {
+  std::string file;
+
+  Handle group(hid_t loc, const std::string& name) const {
+    return {check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open group " + name), H5Gclose};
+  }
+  Handle make_group(hid_t loc, const std::string& name) const {
+    return {check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                  "cannot create group " + name),
+            H5Gclose};
+  }
+  Handle dataset(hid_t loc, const std::string& name) const {
+    return {check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open dataset " + name), H5Dclose};
+  }
+  bool exists(hid_t loc, const std::string& path) const {
+    // Walk the path: H5Lexists fails (rather than returning false) on a missing intermediate.
+    std::string sofar;
+    std::size_t start = path[0] == '/' ? 1 : 0;
+    if (start) sofar = "/";
+    while (start <= path.size()) {
+      const auto slash = path.find('/', start);
+      const std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+      sofar += (sofar.empty() || sofar == "/" ? "" : "/") + part;
+      const htri_t e = H5Lexists(loc, sofar.c_str(), H5P_DEFAULT);
+      if (e < 0) fail(file, "cannot look up " + sofar);
+      if (e == 0) return false;
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    return true;
+  }
+
+  std::vector<hsize_t> dims(hid_t dset, const std::string& name) const {
+    Handle sp(check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(sp);
+    if (rank < 0) fail(file, "rank of " + name);
+    std::vector<hsize_t> d(static_cast<std::size_t>(rank));
+    if (rank > 0 && H5Sget_simple_extent_dims(sp, d.data(), nullptr) < 0) fail(file, "shape of " + name);
+    return d;
+  }
+
+  // value[0][rest...], extendible in the first dimension, chunked one row per chunk (large rows
+  // split so that a chunk stays under 1 GiB; HDF5's limit is 4 GiB).
+  Handle make_extendible(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& rest,
+                         hsize_t rows_per_chunk = 1) const {
+    std::vector<hsize_t> d{0}, maxd{H5S_UNLIMITED}, chunk{rows_per_chunk};
+    for (hsize_t r : rest) {
+      d.push_back(r);
+      maxd.push_back(r);
+      chunk.push_back(std::max<hsize_t>(r, 1));
+    }
+    // Rows of fields too large for one chunk are split along their slowest dimension.
+    const hsize_t limit = hsize_t(1) << 30;
+    if (chunk.size() > 1) {
+      hsize_t inner = H5Tget_size(filetype) * rows_per_chunk;
+      for (std::size_t j = 2; j < chunk.size(); ++j) inner *= chunk[j];
+      if (inner * chunk[1] > limit) chunk[1] = std::max<hsize_t>(1, limit / std::max<hsize_t>(inner, 1));
+    }
+    Handle sp(check(H5Screate_simple(int(d.size()), d.data(), maxd.data()), file, "dataspace for " + name), H5Sclose);
+    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
+    check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), file, "chunking of " + name);
+    return {check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+                  "cannot create dataset " + name),
+            H5Dclose};
+  }
+
+  // Appends one row (rest of the shape) to an extendible dataset; returns the new row's index.
+  hsize_t append_row(hid_t dset, const std::string& name, hid_t memtype, const void* data) const {
+    std::vector<hsize_t> d = dims(dset, name);
+    const hsize_t row = d[0];
+    d[0] = row + 1;
+    check_status(H5Dset_extent(dset, d.data()), file, "cannot extend " + name);
+    Handle fsp(check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    std::vector<hsize_t> start(d.size(), 0), count = d;
+    start[0] = row;
+    count[0] = 1;
+    check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                 "selection in " + name);
+    Handle msp(check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"), H5Sclose);
+    check_status(H5Dwrite(dset, memtype, msp, fsp, H5P_DEFAULT, data), file, "cannot write " + name);
+    return row;
+  }
+
+  void shrink_rows(hid_t dset, const std::string& name, hsize_t rows) const {
+    std::vector<hsize_t> d = dims(dset, name);
+    if (d.empty() || d[0] <= rows) return;
+    d[0] = rows;
+    check_status(H5Dset_extent(dset, d.data()), file, "cannot shrink " + name);
+  }
+
+  template <class T>
+  std::vector<T> read_all(hid_t dset, const std::string& name, hid_t memtype) const {
+    const std::vector<hsize_t> d = dims(dset, name);
+    hsize_t n = 1;
+    for (hsize_t x : d) n *= x;
+    std::vector<T> out(n);
+    if (n > 0) check_status(H5Dread(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    return out;
+  }
+
+  // Reads row `row` of value[T][rest...] into doubles.
+  std::vector<double> read_row(hid_t dset, const std::string& name, hsize_t row) const {
+    const std::vector<hsize_t> d = dims(dset, name);
+    std::vector<hsize_t> start(d.size(), 0), count = d;
+    start[0] = row;
+    count[0] = 1;
+    hsize_t n = 1;
+    for (std::size_t k = 1; k < d.size(); ++k) n *= d[k];
+    std::vector<double> out(n);
+    Handle fsp(check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                 "selection in " + name);
+    Handle msp(check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"), H5Sclose);
+    check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    return out;
+  }
+
+  void write_fixed(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<hsize_t>& d,
+                   const void* data) const {
+    Handle sp(check(H5Screate_simple(int(d.size()), d.data(), nullptr), file, "dataspace for " + name), H5Sclose);
+    Handle ds(check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                    "cannot create dataset " + name),
+              H5Dclose);
+    check_status(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, "cannot write " + name);
+  }
+
+  Handle string_type(std::size_t len) const {
+    Handle t(check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
+    check_status(H5Tset_size(t, std::max<std::size_t>(len, 1)), file, "string type");
+    check_status(H5Tset_strpad(t, H5T_STR_NULLPAD), file, "string type");
+    return t;
+  }
+
+  void string_attr(hid_t obj, const std::string& name, const std::string& value) const {
+    Handle t = string_type(value.size());
+    Handle sp(check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
+    Handle a(check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
+             H5Aclose);
+    std::string buf = value.empty() ? std::string(1, '\0') : value;
+    check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
+  }
+
+  void string_array_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) const {
+    std::size_t len = 1;
+    for (const auto& v : values) len = std::max(len, v.size());
+    Handle t = string_type(len);
+    std::string buf(len * values.size(), '\0');
+    for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&buf[i * len], values[i].data(), values[i].size());
+    const hsize_t n = values.size();
+    Handle sp(check(H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
+    Handle a(check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
+             H5Aclose);
+    check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
+  }
+
+  template <class T>
+  void numeric_attr(hid_t obj, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
+    const hsize_t n = v.size();
+    Handle sp(check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
+    Handle a(check(H5Acreate2(obj, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+                   "cannot create attribute " + name),
+             H5Aclose);
+    check_status(H5Awrite(a, memtype, v.data()), file, "cannot write attribute " + name);
+  }
+
+  std::vector<double> read_double_attr(hid_t obj, const std::string& name) const {
+    Handle a(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
+    Handle sp(check(H5Aget_space(a), file, "dataspace of attribute " + name), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(sp);
+    if (n < 0) fail(file, "size of attribute " + name);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    check_status(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), file, "cannot read attribute " + name);
+    return v;
+  }
+
+  std::string read_string_attr(hid_t obj, const std::string& name) const {
+    Handle a(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
+    Handle t(check(H5Aget_type(a), file, "type of attribute " + name), H5Tclose);
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) throw Error(file + ": attribute " + name + " is not a fixed-length string");
+    std::string s(H5Tget_size(t), '\0');
+    check_status(H5Aread(a, t, s.data()), file, "cannot read attribute " + name);
+    s.resize(std::strlen(s.c_str()));
+    return s;
+  }
+
+  void string_dataset(hid_t loc, const std::string& name, const std::string& value) const {
+    Handle t = string_type(value.size());
+    Handle sp(check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
+    Handle ds(check(H5Dcreate2(loc, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                    "cannot create dataset " + name),
+              H5Dclose);
+    std::string buf = value.empty() ? std::string(1, '\0') : value;
+    check_status(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), file, "cannot write " + name);
+  }
+
+  std::string read_string_dataset(hid_t loc, const std::string& name) const {
+    Handle ds = dataset(loc, name);
+    Handle t(check(H5Dget_type(ds), file, "type of " + name), H5Tclose);
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) throw Error(file + ": " + name + " is not a fixed-length string");
+    std::string s(H5Tget_size(t), '\0');
+    check_status(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), file, "cannot read " + name);
+    s.resize(std::strlen(s.c_str()));
+    return s;
+  }
+
+  // A virtual dataset at vds_path (parents created) of shape rest, mapping row `row` of the
+  // dataset src_path[rows][rest...] in this same file (source file ".").
+  void make_row_view(hid_t file_id, const std::string& vds_path, const std::string& src_path, hid_t filetype,
+                     const std::vector<hsize_t>& rest, hsize_t row) const {
+    Handle vsp(check(H5Screate_simple(int(rest.size()), rest.data(), nullptr), file, "dataspace for " + vds_path), H5Sclose);
+    std::vector<hsize_t> sd{row + 1}, start{row}, count{1};
+    for (hsize_t r : rest) {
+      sd.push_back(r);
+      start.push_back(0);
+      count.push_back(r);
+    }
+    std::vector<hsize_t> smax = sd;
+    smax[0] = H5S_UNLIMITED;
+    Handle ssp(check(H5Screate_simple(int(sd.size()), sd.data(), smax.data()), file, "dataspace for " + vds_path), H5Sclose);
+    check_status(H5Sselect_hyperslab(ssp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                 "selection for " + vds_path);
+    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
+    check_status(H5Pset_virtual(dcpl, vsp, ".", src_path.c_str(), ssp), file, "virtual mapping for " + vds_path);
+    Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), file, "property list"), H5Pclose);
+    check_status(H5Pset_create_intermediate_group(lcpl, 1), file, "property list");
+    Handle ds(check(H5Dcreate2(file_id, vds_path.c_str(), filetype, vsp, lcpl, dcpl, H5P_DEFAULT), file,
+                    "cannot create virtual dataset " + vds_path),
+              H5Dclose);
+  }
+};
+
+std::string row_name(hsize_t row) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08llu", static_cast<unsigned long long>(row));
+  return buf;
+}
+
+// A name usable as one HDF5 link (observables and fields are single path components).
+std::string link_name(const std::string& s, const std::string& what) {
+  if (s.empty() || s == "." || s == "..") throw Error(what + " name '" + s + "' is not usable as an HDF5 name");
+  std::string out = s;
+  for (char& c : out)
+    if (c == '/') c = '_';
+  return out;
+}
+
+std::string h5_path_of(const std::string& dir_or_h5) {
+  std::error_code ec;
+  if (fs::is_directory(dir_or_h5, ec)) return (fs::path(dir_or_h5) / kH5Name).string();
+  return dir_or_h5;
+}
+
+Handle file_access_plist(const std::string& file) {
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), file, "property list"), H5Pclose);
+  // No file lock: ParaView, h5py and `tiersim` itself may read the last flushed snapshot while a
+  // run is still writing (HDF5 1.10's lock would make them fail with "unable to lock file").
+  check_status(H5Pset_file_locking(fapl, 0, 1), file, "file locking property");
+  return fapl;
+}
+
+Handle open_for_reading(const std::string& path) {
+  silence_hdf5_errors();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path + ": no such file");
+  Handle fapl = file_access_plist(path);
+  Handle f(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), path, "cannot open as HDF5"), H5Fclose);
+  return f;
+}
+
+void require_tiersim_file(const H5& h5, hid_t f) {
+  if (!h5.exists(f, "/h5md/creator")) throw Error(h5.file + ": not a tiersim snapshot file (no /h5md/creator)");
+  Handle creator = h5.group(f, "/h5md/creator");
+  if (H5Aexists(creator, "name") <= 0 || h5.read_string_attr(creator, "name") != kCreator)
+    throw Error(h5.file + ": not a tiersim snapshot file (H5MD creator is not tiersim)");
+}
+
+}  // namespace
+
+// ---- Formats ------------------------------------------------------------------------------------
+
+OutputFormats parse_formats(const std::string& list) {
+  OutputFormats f{false, false};
+  std::size_t start = 0;
+  bool any = false;
+  while (start <= list.size()) {
+    const auto comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item == "xdmf") {
+      f.xdmf = true;
+    } else if (item == "vtk") {
+      if (!vtk_output_available())
+        throw Error("--format vtk: this tiersim was built without VTK (install libvtk9-dev and rebuild); "
+                    "available: xdmf");
+      f.vtk = true;
+    } else {
+      throw Error("--format: unknown format '" + item + "' (expected xdmf, vtk or xdmf,vtk)");
+    }
+    any = true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (!any) throw Error("--format: empty list (expected xdmf, vtk or xdmf,vtk)");
+  return f;
+}
+
+// ---- The writer ---------------------------------------------------------------------------------
+
+struct SnapshotFile::Impl {
+  std::string dir, h5_path, xmf_path;
+  H5 h5;
+  Handle file;
+  bool double_precision = false;
+  OutputFormats formats;
+  std::unique_ptr<VtkWriter> vtk;
+
+  // Particles: rows of /particles/all/position/value.
+  hsize_t n_particles = 0;
+  std::vector<std::pair<std::int64_t, double>> particle_rows;
+  // Fields in order of creation, each with its rows.
+  struct Field {
+    std::string name;  // link name
+    GridGeometry g;
+    bool double_precision = false;
+    std::vector<std::pair<std::int64_t, double>> rows;
+  };
+  std::vector<Field> fields;
+  std::map<std::string, bool> observables;  // created
+  bool dirty = false;
+
+  hid_t ptype() const { return double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE; }
+
+  Field* find_field(const std::string& name) {
+    for (Field& f : fields)
+      if (f.name == name) return &f;
+    return nullptr;
+  }
+
+  void create_layout(const RunInfo& info) {
+    // /h5md
+    Handle g = h5.make_group(file, "h5md");
+    h5.numeric_attr<int>(g, "version", H5T_STD_I32LE, H5T_NATIVE_INT, {1, 1});
+    {
+      Handle a = h5.make_group(g, "author");
+      const char* user = std::getenv("USER");
+      if (!user || !*user) user = std::getenv("LOGNAME");
+      h5.string_attr(a, "name", user && *user ? user : "unknown");
+    }
+    {
+      Handle c = h5.make_group(g, "creator");
+      h5.string_attr(c, "name", kCreator);
+      h5.string_attr(c, "version", info.creator_version.empty() ? "unknown" : info.creator_version);
+    }
+    // /parameters
+    Handle p = h5.make_group(file, "parameters");
+    h5.string_dataset(p, "case", info.case_toml);
+    h5.string_dataset(p, "case_source", info.case_source);
+    h5.string_dataset(p, "strategy", info.strategy);
+    h5.string_dataset(p, "model", info.model);
+    h5.string_dataset(p, "device", info.device);
+    h5.string_dataset(p, "creator_version", info.creator_version);
+    h5.string_attr(p, "precision", double_precision ? "fp64" : "fp32");
+  }
+
+  void first_particles(hsize_t n, const Bodies& b) {
+    n_particles = n;
+    Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
+    check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
+    Handle all(check(H5Gcreate2(file, "/particles/all", lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
+                     "cannot create group /particles/all"),
+               H5Gclose);
+    {
+      Handle box = h5.make_group(all, "box");
+      h5.numeric_attr<int>(box, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, {3});
+      h5.string_array_attr(box, "boundary", {"none", "none", "none"});
+      Handle edges = h5.make_group(box, "edges");
+      h5.make_extendible(edges, "value", H5T_IEEE_F64LE, {3});
+    }
+    for (const char* el : {"position", "velocity"}) {
+      Handle g = h5.make_group(all, el);
+      h5.make_extendible(g, "value", ptype(), {n, 3});
+      if (std::strcmp(el, "position") == 0) {
+        h5.make_extendible(g, "step", H5T_STD_I64LE, {}, 1024);
+        h5.make_extendible(g, "time", H5T_IEEE_F64LE, {}, 1024);
+      }
+    }
+    // H5MD: elements sampled together share step and time (hard links).
+    for (const char* el : {"/particles/all/velocity", "/particles/all/box/edges"})
+      for (const char* st : {"step", "time"})
+        check_status(H5Lcreate_hard(file, (std::string("/particles/all/position/") + st).c_str(), file,
+                                    (std::string(el) + "/" + st).c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                     h5.file, std::string("cannot link ") + el + "/" + st);
+    // Time-independent: mass (run precision) and id (the index).
+    std::vector<double> m(b.mass.begin(), b.mass.end());
+    std::vector<std::int64_t> id(n);
+    for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
+    h5.write_fixed(all, "mass", ptype(), H5T_NATIVE_DOUBLE, {n}, m.data());
+    h5.write_fixed(all, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
+  }
+
+  std::string row_view(const std::string& what, hsize_t row) const { return "/xdmf/" + what + "/" + row_name(row); }
+
+  std::vector<XdmfCollection> xdmf_collections() const {
+    std::vector<XdmfCollection> out;
+    const int prec = double_precision ? 8 : 4;
+    if (!particle_rows.empty()) {
+      XdmfCollection c{"particles", {}};
+      for (std::size_t r = 0; r < particle_rows.size(); ++r) {
+        XdmfGridStep s;
+        s.step = particle_rows[r].first;
+        s.time = particle_rows[r].second;
+        s.particles = true;
+        s.points = n_particles;
+        s.position = {"position", row_view("particles/position", r), {n_particles, 3}, true, prec, true};
+        s.attributes.push_back({"velocity", row_view("particles/velocity", r), {n_particles, 3}, true, prec, true});
+        s.attributes.push_back({"mass", "/particles/all/mass", {n_particles}, true, prec, false});
+        s.attributes.push_back({"id", "/particles/all/id", {n_particles}, false, 8, false});
+        c.steps.push_back(std::move(s));
+      }
+      out.push_back(std::move(c));
+    }
+    // Fields sharing a geometry go into one collection: one grid per step with every field
+    // written at that step.
+    std::vector<bool> used(fields.size(), false);
+    int group = 0;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (used[i]) continue;
+      const GridGeometry& g = fields[i].g;
+      auto same = [&](const GridGeometry& o) {
+        return o.nx == g.nx && o.ny == g.ny && o.nz == g.nz && std::equal(o.origin, o.origin + 3, g.origin) &&
+               std::equal(o.spacing, o.spacing + 3, g.spacing);
+      };
+      std::map<std::int64_t, XdmfGridStep> by_step;
+      for (std::size_t j = i; j < fields.size(); ++j) {
+        if (used[j] || !same(fields[j].g)) continue;
+        used[j] = true;
+        const Field& f = fields[j];
+        for (std::size_t r = 0; r < f.rows.size(); ++r) {
+          auto [it, fresh] = by_step.try_emplace(f.rows[r].first);
+          XdmfGridStep& s = it->second;
+          if (fresh) {
+            s.step = f.rows[r].first;
+            s.time = f.rows[r].second;
+            s.particles = false;
+            s.nx = g.nx;
+            s.ny = g.ny;
+            s.nz = g.nz;
+            std::copy(g.origin, g.origin + 3, s.origin);
+            std::copy(g.spacing, g.spacing + 3, s.spacing);
+          }
+          s.attributes.push_back({f.name, row_view("fields/" + f.name, r),
+                                  {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, true, f.double_precision ? 8 : 4,
+                                  false});
+        }
+      }
+      XdmfCollection c{group == 0 ? "fields" : "fields_" + std::to_string(group + 1), {}};
+      for (auto& kv : by_step) c.steps.push_back(std::move(kv.second));
+      out.push_back(std::move(c));
+      ++group;
+    }
+    return out;
+  }
+
+  void commit() {
+    if (file.get() < 0) return;
+    check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), h5.file, "cannot flush");
+    if (formats.xdmf) write_file_atomically(xmf_path, xdmf_document(kH5Name, xdmf_collections()));
+    if (vtk) vtk->commit();
+    dirty = false;
+  }
+
+  template <class T>
+  void write_field(std::int64_t step, double time, const std::string& name_in, const GridGeometry& g, const T* data) {
+    const std::string name = link_name(name_in, "field");
+    if (g.nx <= 0 || g.ny <= 0 || g.nz <= 0)
+      throw Error(h5.file + ": field " + name + ": grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                  std::to_string(g.nz) + " is empty");
+    const hid_t memtype = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+    const std::string path = "/fields/" + name;
+    Field* f = find_field(name);
+    if (!f) {
+      Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
+      check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
+      Handle grp(check(H5Gcreate2(file, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
+                       "cannot create group " + path),
+                 H5Gclose);
+      const bool dp = std::is_same_v<T, double>;
+      h5.make_extendible(grp, "value", dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE,
+                         {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)});
+      h5.make_extendible(grp, "step", H5T_STD_I64LE, {}, 1024);
+      h5.make_extendible(grp, "time", H5T_IEEE_F64LE, {}, 1024);
+      h5.numeric_attr<double>(grp, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.origin[0], g.origin[1], g.origin[2]});
+      h5.numeric_attr<double>(grp, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                              {g.spacing[0], g.spacing[1], g.spacing[2]});
+      h5.numeric_attr<int>(grp, "shape", H5T_STD_I32LE, H5T_NATIVE_INT, {g.nx, g.ny, g.nz});
+      h5.string_attr(grp, "layout", "value[T][nz][ny][nx], x fastest; origin, spacing, shape in x, y, z order");
+      fields.push_back({name, g, dp, {}});
+      f = &fields.back();
+    } else {
+      const GridGeometry& o = f->g;
+      if (o.nx != g.nx || o.ny != g.ny || o.nz != g.nz)
+        throw Error(h5.file + ": field " + name + ": grid changed from " + std::to_string(o.nx) + "x" +
+                    std::to_string(o.ny) + "x" + std::to_string(o.nz) + " to " + std::to_string(g.nx) + "x" +
+                    std::to_string(g.ny) + "x" + std::to_string(g.nz));
+      if (!f->rows.empty() && step <= f->rows.back().first)
+        throw Error(h5.file + ": field " + name + ": step " + std::to_string(step) + " written after step " +
+                    std::to_string(f->rows.back().first));
+    }
+    Handle grp = h5.group(file, path);
+    Handle value = h5.dataset(grp, "value");
+    const hsize_t row = h5.append_row(value, path + "/value", memtype, data);
+    Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time");
+    h5.append_row(st, path + "/step", H5T_NATIVE_INT64, &step);
+    h5.append_row(tm, path + "/time", H5T_NATIVE_DOUBLE, &time);
+    h5.make_row_view(file, row_view("fields/" + name, row), path + "/value",
+                     f->double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE,
+                     {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, row);
+    f->rows.emplace_back(step, time);
+    dirty = true;
+    if (vtk) vtk->write_field(step, time, name, g, data);
+  }
+
+  // Restart: reload the state from the file, dropping rows with step > keep.
+  void reload(std::int64_t keep) {
+    // Particles
+    if (h5.exists(file, "/particles/all/position")) {
+      Handle pos = h5.group(file, "/particles/all/position");
+      Handle st = h5.dataset(pos, "step"), tm = h5.dataset(pos, "time"), val = h5.dataset(pos, "value");
+      const auto steps = h5.read_all<std::int64_t>(st, "position/step", H5T_NATIVE_INT64);
+      const auto times = h5.read_all<double>(tm, "position/time", H5T_NATIVE_DOUBLE);
+      const auto d = h5.dims(val, "position/value");
+      n_particles = d.size() == 3 ? d[1] : 0;
+      Handle t(check(H5Dget_type(val), h5.file, "type of position/value"), H5Tclose);
+      double_precision = H5Tget_size(t) == 8;
+      hsize_t kept = 0;
+      while (kept < steps.size() && steps[kept] <= keep) ++kept;
+      for (const char* v : {"/particles/all/position/value", "/particles/all/velocity/value",
+                            "/particles/all/box/edges/value", "/particles/all/position/step",
+                            "/particles/all/position/time"}) {
+        Handle ds = h5.dataset(file, v);
+        h5.shrink_rows(ds, v, kept);
+      }
+      for (hsize_t r = kept; r < steps.size(); ++r)
+        for (const char* w : {"particles/position", "particles/velocity"})
+          if (h5.exists(file, row_view(w, r)))
+            check_status(H5Ldelete(file, row_view(w, r).c_str(), H5P_DEFAULT), h5.file, "cannot delete " + row_view(w, r));
+      for (hsize_t r = 0; r < kept; ++r) particle_rows.emplace_back(steps[r], times[r]);
+    }
+    // Fields
+    if (h5.exists(file, "/fields")) {
+      Handle fg = h5.group(file, "/fields");
+      std::vector<std::string> names;
+      H5Literate(fg, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+                 [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+                   static_cast<std::vector<std::string>*>(data)->push_back(n);
+                   return 0;
+                 },
+                 &names);
+      for (const std::string& name : names) {
+        const std::string path = "/fields/" + name;
+        Handle grp = h5.group(file, path);
+        Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
+        const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
+        const auto times = h5.read_all<double>(tm, path + "/time", H5T_NATIVE_DOUBLE);
+        Field f;
+        f.name = name;
+        const auto origin = h5.read_double_attr(grp, "origin"), spacing = h5.read_double_attr(grp, "spacing");
+        const auto d = h5.dims(val, path + "/value");
+        if (origin.size() != 3 || spacing.size() != 3 || d.size() != 4) throw Error(h5.file + ": " + path + ": malformed field");
+        f.g.nz = int(d[1]);
+        f.g.ny = int(d[2]);
+        f.g.nx = int(d[3]);
+        std::copy(origin.begin(), origin.end(), f.g.origin);
+        std::copy(spacing.begin(), spacing.end(), f.g.spacing);
+        Handle t(check(H5Dget_type(val), h5.file, "type of " + path), H5Tclose);
+        f.double_precision = H5Tget_size(t) == 8;
+        hsize_t kept = 0;
+        while (kept < steps.size() && steps[kept] <= keep) ++kept;
+        h5.shrink_rows(val, path + "/value", kept);
+        h5.shrink_rows(st, path + "/step", kept);
+        h5.shrink_rows(tm, path + "/time", kept);
+        for (hsize_t r = kept; r < steps.size(); ++r)
+          if (h5.exists(file, row_view("fields/" + name, r)))
+            check_status(H5Ldelete(file, row_view("fields/" + name, r).c_str(), H5P_DEFAULT), h5.file,
+                         "cannot delete " + row_view("fields/" + name, r));
+        for (hsize_t r = 0; r < kept; ++r) f.rows.emplace_back(steps[r], times[r]);
+        fields.push_back(std::move(f));
+      }
+    }
+    // Observables
+    if (h5.exists(file, "/observables")) {
+      Handle og = h5.group(file, "/observables");
+      std::vector<std::string> names;
+      H5Literate(og, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+                 [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+                   static_cast<std::vector<std::string>*>(data)->push_back(n);
+                   return 0;
+                 },
+                 &names);
+      for (const std::string& name : names) {
+        const std::string path = "/observables/" + name;
+        Handle grp = h5.group(file, path);
+        Handle st = h5.dataset(grp, "step");
+        const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
+        hsize_t kept = 0;
+        while (kept < steps.size() && steps[kept] <= keep) ++kept;
+        for (const char* v : {"value", "step", "time"}) {
+          Handle ds = h5.dataset(grp, v);
+          h5.shrink_rows(ds, path + "/" + v, kept);
+        }
+        observables[name] = true;
+      }
+    }
+    // Telemetry rows of steps after the kept snapshot are redone by the restarted run.
+    if (h5.exists(file, "/telemetry")) {
+      Handle ds = h5.dataset(file, "/telemetry");
+      Handle mt(check(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)), h5.file, "compound type"), H5Tclose);
+      check_status(H5Tinsert(mt, "step", 0, H5T_NATIVE_INT64), h5.file, "compound type");
+      const auto steps = h5.read_all<std::int64_t>(ds, "/telemetry", mt);
+      hsize_t kept = 0;
+      while (kept < steps.size() && steps[kept] <= keep) ++kept;
+      h5.shrink_rows(ds, "/telemetry", kept);
+    }
+  }
+};
+
+SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, bool double_precision)
+    : SnapshotFile(dir, info, SnapshotOptions{double_precision, false, OutputFormats{}}) {}
+
+SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  silence_hdf5_errors();
+  Impl& m = *impl_;
+  m.dir = dir;
+  m.h5_path = (fs::path(dir) / kH5Name).string();
+  m.xmf_path = (fs::path(dir) / kXmfName).string();
+  m.h5.file = m.h5_path;
+  m.double_precision = options.double_precision;
+  m.formats = options.formats;
+
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
+  for (const std::string& p : {m.h5_path, m.xmf_path}) {
+    if (fs::exists(p, ec)) {
+      if (!options.overwrite)
+        throw Error(p + ": already exists (the output directory holds a run; use --force to replace it)");
+      fs::remove(p, ec);
+      if (ec) throw Error(p + ": cannot remove: " + ec.message());
+    }
+  }
+  Handle fapl = file_access_plist(m.h5_path);
+  m.file = Handle(check(H5Fcreate(m.h5_path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), m.h5_path, "cannot create"),
+                  H5Fclose);
+  m.create_layout(info);
+  if (options.formats.vtk) m.vtk = std::make_unique<VtkWriter>(dir);
+  m.commit();
+}
+
+SnapshotFile::SnapshotFile(const std::string& dir, std::int64_t keep_through_step, const OutputFormats& formats,
+                           ResumeTag)
+    : impl_(std::make_unique<Impl>()) {
+  silence_hdf5_errors();
+  Impl& m = *impl_;
+  m.dir = dir;
+  m.h5_path = (fs::path(dir) / kH5Name).string();
+  m.xmf_path = (fs::path(dir) / kXmfName).string();
+  m.h5.file = m.h5_path;
+  m.formats = formats;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory (cannot continue a run there)");
+  if (!fs::exists(m.h5_path, ec)) throw Error(dir + ": not a tiersim run (no snapshots.h5)");
+  Handle fapl = file_access_plist(m.h5_path);
+  m.file = Handle(check(H5Fopen(m.h5_path.c_str(), H5F_ACC_RDWR, fapl), m.h5_path, "cannot open for appending"),
+                  H5Fclose);
+  require_tiersim_file(m.h5, m.file);
+  {
+    Handle p = m.h5.group(m.file, "/parameters");
+    if (H5Aexists(p, "precision") > 0) m.double_precision = m.h5.read_string_attr(p, "precision") == "fp64";
+  }
+  m.reload(keep_through_step);
+  if (formats.vtk) {
+    m.vtk = std::make_unique<VtkWriter>(dir);
+    std::vector<std::pair<std::int64_t, double>> fsteps;
+    for (const auto& f : m.fields) fsteps.insert(fsteps.end(), f.rows.begin(), f.rows.end());
+    std::sort(fsteps.begin(), fsteps.end());
+    fsteps.erase(std::unique(fsteps.begin(), fsteps.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 fsteps.end());
+    m.vtk->adopt_existing(m.particle_rows, fsteps);
+  }
+  m.commit();
+}
+
+std::unique_ptr<SnapshotFile> SnapshotFile::resume(const std::string& dir, std::int64_t keep_through_step,
+                                                   const OutputFormats& formats) {
+  return std::unique_ptr<SnapshotFile>(new SnapshotFile(dir, keep_through_step, formats, ResumeTag{}));
+}
+
+SnapshotFile::~SnapshotFile() {
+  if (!impl_) return;
+  try {
+    if (impl_->dirty) impl_->commit();
+  } catch (...) {
+    // A destructor cannot report; commit() is where errors are seen.
+  }
+  impl_->vtk.reset();
+  impl_->file.reset();
+  H5Eclear2(H5E_DEFAULT);
+}
+
+void SnapshotFile::write_particles(std::int64_t step, double time, const Bodies& b, double box_edge) {
+  Impl& m = *impl_;
+  const hsize_t n = b.size();
+  if (b.pos.size() != n || b.vel.size() != n) throw Error(m.h5_path + ": particles: inconsistent body arrays");
+  if (m.particle_rows.empty() && m.n_particles == 0) {
+    if (!m.h5.exists(m.file, "/particles/all")) m.first_particles(n, b);
+    else m.n_particles = n;
+  }
+  if (n != m.n_particles)
+    throw Error(m.h5_path + ": particles: " + std::to_string(n) + " bodies at step " + std::to_string(step) +
+                ", the file holds " + std::to_string(m.n_particles));
+  if (!m.particle_rows.empty() && step <= m.particle_rows.back().first)
+    throw Error(m.h5_path + ": particles: step " + std::to_string(step) + " written after step " +
+                std::to_string(m.particle_rows.back().first));
+
+  const hid_t memtype = m.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+  auto pack = [&](const std::vector<Vec3<double>>& v) {
+    std::vector<double> d(3 * n);
+    for (hsize_t i = 0; i < n; ++i) {
+      d[3 * i] = v[i].x;
+      d[3 * i + 1] = v[i].y;
+      d[3 * i + 2] = v[i].z;
+    }
+    return d;
+  };
+  auto write_vec = [&](const char* el, const std::vector<Vec3<double>>& v) -> hsize_t {
+    const std::string path = std::string("/particles/all/") + el + "/value";
+    Handle ds = m.h5.dataset(m.file, path);
+    const std::vector<double> d = pack(v);
+    if (m.double_precision) return m.h5.append_row(ds, path, memtype, d.data());
+    const std::vector<float> f(d.begin(), d.end());
+    return m.h5.append_row(ds, path, memtype, f.data());
+  };
+  const hsize_t row = write_vec("position", b.pos);
+  write_vec("velocity", b.vel);
+  {
+    Handle st = m.h5.dataset(m.file, "/particles/all/position/step");
+    Handle tm = m.h5.dataset(m.file, "/particles/all/position/time");
+    Handle ed = m.h5.dataset(m.file, "/particles/all/box/edges/value");
+    const double edges[3] = {box_edge, box_edge, box_edge};
+    m.h5.append_row(st, "/particles/all/position/step", H5T_NATIVE_INT64, &step);
+    m.h5.append_row(tm, "/particles/all/position/time", H5T_NATIVE_DOUBLE, &time);
+    m.h5.append_row(ed, "/particles/all/box/edges/value", H5T_NATIVE_DOUBLE, edges);
+  }
+  for (const char* el : {"position", "velocity"})
+    m.h5.make_row_view(m.file, m.row_view(std::string("particles/") + el, row),
+                       std::string("/particles/all/") + el + "/value", m.ptype(), {n, 3}, row);
+  m.particle_rows.emplace_back(step, time);
+  m.dirty = true;
+  if (m.vtk) m.vtk->write_particles(step, time, b, m.double_precision);
+}
+
+void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                               const float* data) {
+  impl_->write_field(step, time, name, g, data);
+}
+void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                               const double* data) {
+  impl_->write_field(step, time, name, g, data);
+}
+
+void SnapshotFile::write_observables(std::int64_t step, double time,
+                                     const std::vector<std::pair<std::string, double>>& values) {
+  Impl& m = *impl_;
+  for (const auto& [raw, v] : values) {
+    const std::string name = link_name(raw, "observable");
+    const std::string path = "/observables/" + name;
+    if (!m.observables.count(name)) {
+      Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), m.h5_path, "property list"), H5Pclose);
+      check_status(H5Pset_create_intermediate_group(lcpl, 1), m.h5_path, "property list");
+      Handle grp(check(H5Gcreate2(m.file, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), m.h5_path,
+                       "cannot create group " + path),
+                 H5Gclose);
+      m.h5.make_extendible(grp, "value", H5T_IEEE_F64LE, {}, 1024);
+      m.h5.make_extendible(grp, "step", H5T_STD_I64LE, {}, 1024);
+      m.h5.make_extendible(grp, "time", H5T_IEEE_F64LE, {}, 1024);
+      m.observables[name] = true;
+    }
+    Handle grp = m.h5.group(m.file, path);
+    Handle val = m.h5.dataset(grp, "value"), st = m.h5.dataset(grp, "step"), tm = m.h5.dataset(grp, "time");
+    m.h5.append_row(val, path + "/value", H5T_NATIVE_DOUBLE, &v);
+    m.h5.append_row(st, path + "/step", H5T_NATIVE_INT64, &step);
+    m.h5.append_row(tm, path + "/time", H5T_NATIVE_DOUBLE, &time);
+  }
+  m.dirty = true;
+}
+
+namespace {
+struct TelemetryRow {
+  std::int64_t step;
+  const char* kernel;
+  const char* strategy;
+  double ms, bytes_compulsory, bytes_modelled, flops, work;
+  const char* work_unit;
+  std::int8_t l2_window;
+  double l2_window_bytes, l2_hit_ratio;
+};
+}  // namespace
+
+void SnapshotFile::write_telemetry(const Telemetry& t) {
+  Impl& m = *impl_;
+  const std::string& file = m.h5_path;
+  Handle str(check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
+  check_status(H5Tset_size(str, H5T_VARIABLE), file, "string type");
+  Handle ct(check(H5Tcreate(H5T_COMPOUND, sizeof(TelemetryRow)), file, "compound type"), H5Tclose);
+  auto ins = [&](const char* n, std::size_t off, hid_t ty) {
+    check_status(H5Tinsert(ct, n, off, ty), file, std::string("compound member ") + n);
+  };
+  ins("step", HOFFSET(TelemetryRow, step), H5T_NATIVE_INT64);
+  ins("kernel", HOFFSET(TelemetryRow, kernel), str);
+  ins("strategy", HOFFSET(TelemetryRow, strategy), str);
+  ins("ms", HOFFSET(TelemetryRow, ms), H5T_NATIVE_DOUBLE);
+  ins("bytes_compulsory", HOFFSET(TelemetryRow, bytes_compulsory), H5T_NATIVE_DOUBLE);
+  ins("bytes_modelled", HOFFSET(TelemetryRow, bytes_modelled), H5T_NATIVE_DOUBLE);
+  ins("flops", HOFFSET(TelemetryRow, flops), H5T_NATIVE_DOUBLE);
+  ins("work", HOFFSET(TelemetryRow, work), H5T_NATIVE_DOUBLE);
+  ins("work_unit", HOFFSET(TelemetryRow, work_unit), str);
+  ins("l2_window", HOFFSET(TelemetryRow, l2_window), H5T_NATIVE_INT8);
+  ins("l2_window_bytes", HOFFSET(TelemetryRow, l2_window_bytes), H5T_NATIVE_DOUBLE);
+  ins("l2_hit_ratio", HOFFSET(TelemetryRow, l2_hit_ratio), H5T_NATIVE_DOUBLE);
+
+  std::vector<TelemetryRow> rows;
+  rows.reserve(t.rows().size());
+  for (const auto& r : t.rows())
+    rows.push_back({r.step, r.rec.kernel.c_str(), r.rec.strategy.c_str(), r.rec.ms, r.rec.bytes_compulsory,
+                    r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.work_unit.c_str(),
+                    std::int8_t(r.rec.l2_window ? 1 : 0), r.rec.l2_window_bytes, r.rec.l2_hit_ratio});
+
+  Handle ds;
+  if (m.h5.exists(m.file, "/telemetry")) {
+    ds = m.h5.dataset(m.file, "/telemetry");
+  } else {
+    const hsize_t zero = 0, unlim = H5S_UNLIMITED, chunk = 4096;
+    Handle sp(check(H5Screate_simple(1, &zero, &unlim), file, "dataspace for /telemetry"), H5Sclose);
+    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
+    check_status(H5Pset_chunk(dcpl, 1, &chunk), file, "chunking of /telemetry");
+    ds = Handle(check(H5Dcreate2(m.file, "/telemetry", ct, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+                      "cannot create dataset /telemetry"),
+                H5Dclose);
+    m.h5.string_attr(ds, "peak_source", t.peak_source());
+    m.h5.numeric_attr<double>(ds, "peak_gbs", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t.peak_gbs()});
+  }
+  if (rows.empty()) return;
+  std::vector<hsize_t> d = m.h5.dims(ds, "/telemetry");
+  const hsize_t start = d[0], count = rows.size();
+  d[0] += count;
+  check_status(H5Dset_extent(ds, d.data()), file, "cannot extend /telemetry");
+  Handle fsp(check(H5Dget_space(ds), file, "dataspace of /telemetry"), H5Sclose);
+  check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, &start, nullptr, &count, nullptr), file, "selection in /telemetry");
+  Handle msp(check(H5Screate_simple(1, &count, nullptr), file, "memory dataspace"), H5Sclose);
+  check_status(H5Dwrite(ds, ct, msp, fsp, H5P_DEFAULT, rows.data()), file, "cannot write /telemetry");
+  m.dirty = true;
+}
+
+void SnapshotFile::commit() { impl_->commit(); }
+
+std::int64_t SnapshotFile::last_particle_step() const {
+  return impl_->particle_rows.empty() ? -1 : impl_->particle_rows.back().first;
+}
+
+const std::string& SnapshotFile::h5_path() const { return impl_->h5_path; }
+const std::string& SnapshotFile::xmf_path() const { return impl_->xmf_path; }
+
+// ---- Reading back -------------------------------------------------------------------------------
+
+RunInfo read_run_info(const std::string& dir_or_h5) {
+  const std::string path = h5_path_of(dir_or_h5);
+  Handle f = open_for_reading(path);
+  H5 h5{path};
+  require_tiersim_file(h5, f);
+  Handle p = h5.group(f, "/parameters");
+  RunInfo info;
+  info.case_toml = h5.read_string_dataset(p, "case");
+  info.case_source = h5.read_string_dataset(p, "case_source");
+  info.strategy = h5.read_string_dataset(p, "strategy");
+  info.model = h5.read_string_dataset(p, "model");
+  info.device = h5.read_string_dataset(p, "device");
+  info.creator_version = h5.read_string_dataset(p, "creator_version");
+  return info;
+}
+
+std::vector<std::int64_t> particle_steps(const std::string& dir_or_h5) {
+  const std::string path = h5_path_of(dir_or_h5);
+  Handle f = open_for_reading(path);
+  H5 h5{path};
+  if (!h5.exists(f, "/particles/all/position/step")) return {};
+  Handle st = h5.dataset(f, "/particles/all/position/step");
+  return h5.read_all<std::int64_t>(st, "/particles/all/position/step", H5T_NATIVE_INT64);
+}
+
+namespace {
+hsize_t find_row(const std::string& file, const std::string& what, const std::vector<std::int64_t>& steps,
+                 std::int64_t step) {
+  if (steps.empty()) throw Error(file + ": no " + what + " snapshots");
+  if (step < 0) return steps.size() - 1;
+  const auto it = std::find(steps.begin(), steps.end(), step);
+  if (it == steps.end()) throw Error(file + ": no " + what + " snapshot at step " + std::to_string(step));
+  return hsize_t(it - steps.begin());
+}
+}  // namespace
+
+ParticleSnapshot read_particles(const std::string& dir_or_h5, std::int64_t step) {
+  const std::string path = h5_path_of(dir_or_h5);
+  Handle f = open_for_reading(path);
+  H5 h5{path};
+  if (!h5.exists(f, "/particles/all/position/step")) throw Error(path + ": no particle snapshots");
+  Handle st = h5.dataset(f, "/particles/all/position/step"), tm = h5.dataset(f, "/particles/all/position/time");
+  const auto steps = h5.read_all<std::int64_t>(st, "/particles/all/position/step", H5T_NATIVE_INT64);
+  const auto times = h5.read_all<double>(tm, "/particles/all/position/time", H5T_NATIVE_DOUBLE);
+  const hsize_t row = find_row(path, "particle", steps, step);
+  ParticleSnapshot s;
+  s.step = steps[row];
+  s.time = times.at(row);
+  Handle pos = h5.dataset(f, "/particles/all/position/value"), vel = h5.dataset(f, "/particles/all/velocity/value");
+  const auto p = h5.read_row(pos, "/particles/all/position/value", row);
+  const auto v = h5.read_row(vel, "/particles/all/velocity/value", row);
+  Handle mass = h5.dataset(f, "/particles/all/mass");
+  const auto m = h5.read_all<double>(mass, "/particles/all/mass", H5T_NATIVE_DOUBLE);
+  const std::size_t n = m.size();
+  if (p.size() != 3 * n || v.size() != 3 * n) throw Error(path + ": particle arrays disagree on the number of bodies");
+  s.bodies.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    s.bodies.pos[i] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
+    s.bodies.vel[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+    s.bodies.acc[i] = {0, 0, 0};
+    s.bodies.mass[i] = m[i];
+  }
+  return s;
+}
+
+FieldSnapshot read_field(const std::string& dir_or_h5, const std::string& name, std::int64_t step) {
+  const std::string path = h5_path_of(dir_or_h5);
+  Handle f = open_for_reading(path);
+  H5 h5{path};
+  const std::string g = "/fields/" + link_name(name, "field");
+  if (!h5.exists(f, g)) throw Error(path + ": no field " + name);
+  Handle grp = h5.group(f, g);
+  Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
+  const auto steps = h5.read_all<std::int64_t>(st, g + "/step", H5T_NATIVE_INT64);
+  const auto times = h5.read_all<double>(tm, g + "/time", H5T_NATIVE_DOUBLE);
+  const hsize_t row = find_row(path, "field " + name, steps, step);
+  FieldSnapshot s;
+  s.step = steps[row];
+  s.time = times.at(row);
+  const auto d = h5.dims(val, g + "/value");
+  if (d.size() != 4) throw Error(path + ": " + g + "/value is not value[T][nz][ny][nx]");
+  s.geometry.nz = int(d[1]);
+  s.geometry.ny = int(d[2]);
+  s.geometry.nx = int(d[3]);
+  const auto o = h5.read_double_attr(grp, "origin"), sp = h5.read_double_attr(grp, "spacing");
+  if (o.size() != 3 || sp.size() != 3) throw Error(path + ": " + g + ": origin/spacing are not 3 values");
+  std::copy(o.begin(), o.end(), s.geometry.origin);
+  std::copy(sp.begin(), sp.end(), s.geometry.spacing);
+  s.values = h5.read_row(val, g + "/value", row);
+  return s;
+}
+
+}  // namespace tiersim

@@ -1,0 +1,231 @@
+// VTK XML output with VTK's own writers (see io/vtk_output.hpp).
+#include "io/vtk_output.hpp"
+
+#include <vtkCellArray.h>
+#include <vtkDoubleArray.h>
+#include <vtkFloatArray.h>
+#include <vtkIdTypeArray.h>
+#include <vtkImageData.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkSmartPointer.h>
+#include <vtkTypeInt64Array.h>
+#include <vtkXMLImageDataWriter.h>
+#include <vtkXMLPolyDataWriter.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <type_traits>
+
+#include "io/snapshots.hpp"
+#include "io/xdmf.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tiersim {
+
+bool vtk_output_available() { return true; }
+
+namespace {
+
+std::string file_name(const char* kind, std::int64_t step, const char* ext) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s_%012lld.%s", kind, static_cast<long long>(step), ext);
+  return buf;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+struct Entry {
+  std::int64_t step;
+  double time;
+  std::string file;  // relative to DIR
+};
+
+std::string pvd_text(const std::vector<Entry>& entries) {
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\"?>\n"
+       "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+       "  <Collection>\n";
+  for (const Entry& e : entries)
+    o << "    <DataSet timestep=\"" << num(e.time) << "\" group=\"\" part=\"0\" file=\"" << e.file << "\"/>\n";
+  o << "  </Collection>\n</VTKFile>\n";
+  return o.str();
+}
+
+// VTK writers write in place: write beside the target and rename, so a reader never sees half a file.
+template <class Writer, class Data>
+void write_vtk_atomically(const std::string& path, Data* data) {
+  const std::string tmp = path + ".tmp";
+  auto w = vtkSmartPointer<Writer>::New();
+  w->SetFileName(tmp.c_str());
+  w->SetInputData(data);
+  w->SetDataModeToAppended();
+  w->EncodeAppendedDataOff();
+  w->SetCompressorTypeToZLib();
+  if (w->Write() != 1 || w->GetErrorCode() != 0) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw Error(path + ": VTK writer failed" +
+                (w->GetErrorCode() ? " (VTK error code " + std::to_string(w->GetErrorCode()) + ")" : ""));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error(path + ": cannot replace: " + ec.message());
+}
+
+}  // namespace
+
+struct VtkWriter::Impl {
+  std::string dir;
+  std::vector<Entry> particles, fields;
+  // Fields of one step gather here until the step changes or commit().
+  vtkSmartPointer<vtkImageData> pending;
+  std::int64_t pending_step = -1;
+  double pending_time = 0;
+
+  void flush_pending() {
+    if (!pending) return;
+    const std::string rel = "vtk/" + file_name("fields", pending_step, "vti");
+    write_vtk_atomically<vtkXMLImageDataWriter>((fs::path(dir) / rel).string(), pending.Get());
+    fields.push_back({pending_step, pending_time, rel});
+    pending = nullptr;
+  }
+
+  template <class T>
+  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const T* data) {
+    if (pending && pending_step != step) flush_pending();
+    if (pending) {
+      int d[3];
+      pending->GetDimensions(d);
+      if (d[0] != g.nx || d[1] != g.ny || d[2] != g.nz)
+        throw Error(dir + ": VTK output: field " + name + " at step " + std::to_string(step) +
+                    " has another grid than the other fields of that step");
+    } else {
+      pending = vtkSmartPointer<vtkImageData>::New();
+      pending->SetDimensions(g.nx, g.ny, g.nz);
+      pending->SetOrigin(g.origin[0], g.origin[1], g.origin[2]);
+      pending->SetSpacing(g.spacing[0], g.spacing[1], g.spacing[2]);
+      pending_step = step;
+      pending_time = time;
+    }
+    using Array = std::conditional_t<std::is_same_v<T, double>, vtkDoubleArray, vtkFloatArray>;
+    auto a = vtkSmartPointer<Array>::New();
+    a->SetName(name.c_str());
+    const vtkIdType n = vtkIdType(g.nx) * g.ny * g.nz;
+    a->SetNumberOfValues(n);
+    for (vtkIdType i = 0; i < n; ++i) a->SetValue(i, data[i]);
+    pending->GetPointData()->AddArray(a);
+    if (!pending->GetPointData()->GetScalars()) pending->GetPointData()->SetActiveScalars(name.c_str());
+  }
+};
+
+VtkWriter::VtkWriter(const std::string& dir) : impl_(std::make_unique<Impl>()) {
+  impl_->dir = dir;
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "vtk", ec);
+  if (ec) throw Error((fs::path(dir) / "vtk").string() + ": cannot create: " + ec.message());
+}
+
+VtkWriter::~VtkWriter() = default;
+
+void VtkWriter::write_particles(std::int64_t step, double time, const Bodies& b, bool double_precision) {
+  const vtkIdType n = vtkIdType(b.size());
+  auto points = vtkSmartPointer<vtkPoints>::New();
+  points->SetDataType(double_precision ? VTK_DOUBLE : VTK_FLOAT);
+  points->SetNumberOfPoints(n);
+  vtkSmartPointer<vtkDataArray> vel, speed, mass;
+  if (double_precision) {
+    vel = vtkSmartPointer<vtkDoubleArray>::New();
+    speed = vtkSmartPointer<vtkDoubleArray>::New();
+    mass = vtkSmartPointer<vtkDoubleArray>::New();
+  } else {
+    vel = vtkSmartPointer<vtkFloatArray>::New();
+    speed = vtkSmartPointer<vtkFloatArray>::New();
+    mass = vtkSmartPointer<vtkFloatArray>::New();
+  }
+  vel->SetName("velocity");
+  vel->SetNumberOfComponents(3);
+  vel->SetNumberOfTuples(n);
+  speed->SetName("speed");
+  speed->SetNumberOfTuples(n);
+  mass->SetName("mass");
+  mass->SetNumberOfTuples(n);
+  auto id = vtkSmartPointer<vtkTypeInt64Array>::New();
+  id->SetName("id");
+  id->SetNumberOfTuples(n);
+  // One vertex cell per body: connectivity i, offsets 0..n.
+  auto offsets = vtkSmartPointer<vtkTypeInt64Array>::New();
+  auto conn = vtkSmartPointer<vtkTypeInt64Array>::New();
+  offsets->SetNumberOfValues(n + 1);
+  conn->SetNumberOfValues(n);
+  for (vtkIdType i = 0; i < n; ++i) {
+    const auto& p = b.pos[i];
+    const auto& v = b.vel[i];
+    points->SetPoint(i, p.x, p.y, p.z);
+    vel->SetTuple3(i, v.x, v.y, v.z);
+    speed->SetTuple1(i, std::sqrt(v.x * v.x + v.y * v.y + v.z * v.z));
+    mass->SetTuple1(i, b.mass[i]);
+    id->SetValue(i, i);
+    offsets->SetValue(i, i);
+    conn->SetValue(i, i);
+  }
+  offsets->SetValue(n, n);
+  auto verts = vtkSmartPointer<vtkCellArray>::New();
+  verts->SetData(offsets, conn);
+  auto pd = vtkSmartPointer<vtkPolyData>::New();
+  pd->SetPoints(points);
+  pd->SetVerts(verts);
+  pd->GetPointData()->AddArray(vel);
+  pd->GetPointData()->AddArray(speed);
+  pd->GetPointData()->AddArray(mass);
+  pd->GetPointData()->AddArray(id);
+  pd->GetPointData()->SetActiveScalars("speed");
+  pd->GetPointData()->SetActiveVectors("velocity");
+  const std::string rel = "vtk/" + file_name("particles", step, "vtp");
+  write_vtk_atomically<vtkXMLPolyDataWriter>((fs::path(impl_->dir) / rel).string(), pd.Get());
+  impl_->particles.push_back({step, time, rel});
+}
+
+void VtkWriter::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                            const float* data) {
+  impl_->write_field(step, time, name, g, data);
+}
+void VtkWriter::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                            const double* data) {
+  impl_->write_field(step, time, name, g, data);
+}
+
+void VtkWriter::commit() {
+  impl_->flush_pending();
+  if (!impl_->particles.empty()) write_file_atomically(particles_pvd(), pvd_text(impl_->particles));
+  if (!impl_->fields.empty()) write_file_atomically(fields_pvd(), pvd_text(impl_->fields));
+}
+
+void VtkWriter::adopt_existing(const std::vector<std::pair<std::int64_t, double>>& particle_steps,
+                               const std::vector<std::pair<std::int64_t, double>>& field_steps) {
+  impl_->particles.clear();
+  impl_->fields.clear();
+  impl_->pending = nullptr;
+  std::error_code ec;
+  for (const auto& [step, time] : particle_steps) {
+    const std::string rel = "vtk/" + file_name("particles", step, "vtp");
+    if (fs::exists(fs::path(impl_->dir) / rel, ec)) impl_->particles.push_back({step, time, rel});
+  }
+  for (const auto& [step, time] : field_steps) {
+    const std::string rel = "vtk/" + file_name("fields", step, "vti");
+    if (fs::exists(fs::path(impl_->dir) / rel, ec)) impl_->fields.push_back({step, time, rel});
+  }
+}
+
+std::string VtkWriter::particles_pvd() const { return (fs::path(impl_->dir) / "particles.pvd").string(); }
+std::string VtkWriter::fields_pvd() const { return (fs::path(impl_->dir) / "fields.pvd").string(); }
+
+}  // namespace tiersim

@@ -1,0 +1,52 @@
+// snapshots.xmf: the XDMF (v3) sidecar ParaView opens. One temporal collection
+// (CollectionType="Temporal") per kind of data (particles; each grid geometry), one Uniform grid per
+// snapshot. Every DataItem names an HDF5 dataset relative to the .xmf ("snapshots.h5:/xdmf/...").
+//
+// Why per-snapshot virtual datasets rather than HyperSlab items into H5MD's value[T][N][3]:
+// ParaView 5.11's Xdmf3 readers (the default reader, Xdmf3ReaderS, and Xdmf3ReaderT) log
+// "Skipping unrecognized array type [None]" and return 0 points for a HyperSlab item, while the
+// legacy XDMFReader reads it; a plain HDF DataItem that names a VDS works with all of them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tiersim {
+
+struct XdmfArray {
+  std::string name;                   // attribute name ("velocity"); unused for geometry
+  std::string dataset;                // HDF5 path inside the .h5 ("/xdmf/particles/velocity/00000003")
+  std::vector<std::uint64_t> dims;    // slowest first
+  bool floating = true;               // Float or Int
+  int precision = 8;                  // bytes
+  bool vector = false;                // AttributeType Vector (else Scalar)
+};
+
+struct XdmfGridStep {
+  std::int64_t step = 0;
+  double time = 0;
+  // Particles: Polyvertex topology of `points` vertices, geometry XYZ from `position`.
+  // Grid: 3DCoRectMesh of nz*ny*nx points (origin/spacing in x, y, z order; written z, y, x).
+  bool particles = true;
+  std::uint64_t points = 0;
+  XdmfArray position;
+  int nx = 0, ny = 0, nz = 0;
+  double origin[3] = {0, 0, 0};
+  double spacing[3] = {1, 1, 1};
+  std::vector<XdmfArray> attributes;  // point-centred
+};
+
+struct XdmfCollection {
+  std::string name;  // "particles", "fields"
+  std::vector<XdmfGridStep> steps;
+};
+
+// The whole document. h5_name: the HDF5 file name relative to the .xmf ("snapshots.h5").
+std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfCollection>& collections);
+
+// Writes text to path.tmp, flushes it to disk, and renames it over path: a reader (or a crash)
+// sees either the old or the new file, never half of one. Throws Error naming the path.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace tiersim

@@ -1,0 +1,663 @@
+// SnapshotFile writes H5MD 1.1 + per-snapshot virtual datasets + snapshots.xmf. These tests write
+// random bodies and fields and read everything back with the HDF5 C API (not through the writer's
+// own readers), comparing exactly what was written.
+//
+// TIERSIM_SNAPSHOT_TEST_OUT=DIR keeps the files of the layout test in DIR (for trying readers).
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "io/snapshots.hpp"
+#include "io/vtk_output.hpp"
+#include "sim/telemetry.hpp"
+
+namespace fs = std::filesystem;
+using namespace tiersim;
+
+namespace {
+
+unsigned test_seed() {
+  static const unsigned s = std::random_device{}();
+  return s;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(testing::TempDir()) / ("tiersim_snap_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+Bodies random_bodies(std::size_t n, std::mt19937_64& rng) {
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  Bodies b;
+  b.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b.pos[i] = {g(rng), g(rng), g(rng)};
+    b.vel[i] = {g(rng), g(rng), g(rng)};
+    b.acc[i] = {0, 0, 0};
+    b.mass[i] = u(rng) / double(n);
+  }
+  return b;
+}
+
+RunInfo test_info() {
+  return {"[run]\nmodel = \"nbody\"\nsteps = 20 # é\n", "cases/test.toml", "cpu/soa/fp32/shared", "nbody", "9.9.9",
+          "CPU (2 OpenMP threads)"};
+}
+
+// ---- Small HDF5 readers (independent of the writer's helpers) -----------------------------------
+
+struct File {
+  hid_t id;
+  explicit File(const std::string& p) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_file_locking(fapl, 0, 1);
+    id = H5Fopen(p.c_str(), H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+  }
+  ~File() {
+    if (id >= 0) H5Fclose(id);
+  }
+};
+
+bool exists(hid_t f, const std::string& path) {
+  // H5Oexists_by_name on each prefix: false rather than an error for a missing parent.
+  std::string sofar;
+  std::stringstream ss(path.substr(1));
+  std::string part;
+  while (std::getline(ss, part, '/')) {
+    sofar += "/" + part;
+    if (H5Lexists(f, sofar.c_str(), H5P_DEFAULT) <= 0) return false;
+  }
+  return true;
+}
+
+std::vector<hsize_t> dims_of(hid_t f, const std::string& path) {
+  hid_t d = H5Dopen2(f, path.c_str(), H5P_DEFAULT);
+  EXPECT_GE(d, 0) << path;
+  hid_t s = H5Dget_space(d);
+  std::vector<hsize_t> v(H5Sget_simple_extent_ndims(s));
+  H5Sget_simple_extent_dims(s, v.data(), nullptr);
+  H5Sclose(s);
+  H5Dclose(d);
+  return v;
+}
+
+template <class T>
+std::vector<T> read_ds(hid_t f, const std::string& path, hid_t memtype) {
+  std::vector<T> out;
+  hid_t d = H5Dopen2(f, path.c_str(), H5P_DEFAULT);
+  if (d < 0) {
+    ADD_FAILURE() << "cannot open " << path;
+    return out;
+  }
+  hid_t s = H5Dget_space(d);
+  out.resize(H5Sget_simple_extent_npoints(s));
+  EXPECT_GE(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), 0) << path;
+  H5Sclose(s);
+  H5Dclose(d);
+  return out;
+}
+
+std::size_t type_size(hid_t f, const std::string& path) {
+  hid_t d = H5Dopen2(f, path.c_str(), H5P_DEFAULT);
+  hid_t t = H5Dget_type(d);
+  const std::size_t s = H5Tget_size(t);
+  H5Tclose(t);
+  H5Dclose(d);
+  return s;
+}
+
+std::string str_attr(hid_t f, const std::string& obj, const std::string& name) {
+  hid_t a = H5Aopen_by_name(f, obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  if (a < 0) return "<missing>";
+  hid_t t = H5Aget_type(a);
+  std::string s(H5Tget_size(t), '\0');
+  H5Aread(a, t, s.data());
+  H5Tclose(t);
+  H5Aclose(a);
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+template <class T>
+std::vector<T> num_attr(hid_t f, const std::string& obj, const std::string& name, hid_t memtype) {
+  hid_t a = H5Aopen_by_name(f, obj.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  if (a < 0) return {};
+  hid_t s = H5Aget_space(a);
+  std::vector<T> v(H5Sget_simple_extent_npoints(s));
+  H5Aread(a, memtype, v.data());
+  H5Sclose(s);
+  H5Aclose(a);
+  return v;
+}
+
+std::string str_dataset(hid_t f, const std::string& path) {
+  hid_t d = H5Dopen2(f, path.c_str(), H5P_DEFAULT);
+  if (d < 0) return "<missing>";
+  hid_t t = H5Dget_type(d);
+  std::string s(H5Tget_size(t), '\0');
+  H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data());
+  H5Tclose(t);
+  H5Dclose(d);
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+H5D_layout_t layout_of(hid_t f, const std::string& path) {
+  hid_t d = H5Dopen2(f, path.c_str(), H5P_DEFAULT);
+  hid_t p = H5Dget_create_plist(d);
+  const H5D_layout_t l = H5Pget_layout(p);
+  H5Pclose(p);
+  H5Dclose(d);
+  return l;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Every HDF DataItem in the .xmf: (h5 path, dimensions text).
+std::vector<std::pair<std::string, std::string>> xmf_items(const std::string& xmf) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::regex re(R"re(<DataItem Dimensions="([0-9 ]+)"[^>]*Format="HDF">snapshots\.h5:([^<]+)</DataItem>)re");
+  for (auto it = std::sregex_iterator(xmf.begin(), xmf.end(), re); it != std::sregex_iterator(); ++it)
+    out.emplace_back((*it)[2].str(), (*it)[1].str());
+  return out;
+}
+
+std::string dims_text(const std::vector<hsize_t>& d) {
+  std::string s;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ' ';
+    s += std::to_string(d[i]);
+  }
+  return s;
+}
+
+// The .xmf names only datasets that exist, with their shapes, and each one can be read.
+void expect_xmf_resolves(const fs::path& dir) {
+  const std::string xmf = slurp(dir / "snapshots.xmf");
+  File f((dir / "snapshots.h5").string());
+  ASSERT_GE(f.id, 0);
+  for (const auto& [path, dims] : xmf_items(xmf)) {
+    ASSERT_TRUE(exists(f.id, path)) << path;
+    EXPECT_EQ(dims_text(dims_of(f.id, path)), dims) << path;
+    const auto v = read_ds<double>(f.id, path, H5T_NATIVE_DOUBLE);
+    EXPECT_FALSE(v.empty()) << path;
+  }
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// ---- The layout, every value, both precisions -----------------------------------------------------
+
+class SnapshotLayout : public testing::TestWithParam<bool> {};
+
+TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
+  const bool dp = GetParam();
+  SCOPED_TRACE("seed " + std::to_string(test_seed()));
+  std::mt19937_64 rng(test_seed() + dp);
+  const char* keep = std::getenv("TIERSIM_SNAPSHOT_TEST_OUT");
+  const fs::path dir = keep ? fs::path(keep) / (dp ? "fp64" : "fp32") : fresh_dir(dp ? "fp64" : "fp32");
+  fs::remove_all(dir);
+
+  const std::size_t n = 37;
+  const std::vector<std::int64_t> steps{0, 10, 20};
+  const std::vector<double> times{0.0, 0.125, 0.25};
+  std::vector<Bodies> bodies;
+  GridGeometry g;
+  g.nx = 5;
+  g.ny = 4;
+  g.nz = 3;
+  g.origin[0] = -1.0;
+  g.origin[1] = 0.5;
+  g.origin[2] = 2.0;
+  g.spacing[0] = 0.25;
+  g.spacing[1] = 0.5;
+  g.spacing[2] = 0.75;
+  const std::size_t cells = std::size_t(g.nx) * g.ny * g.nz;
+  std::vector<std::vector<float>> u;
+  std::vector<std::vector<double>> v;
+  std::uniform_real_distribution<double> ud(-3, 3);
+  Telemetry tel("host memory (test)", 12.5);
+  {
+    SnapshotFile out(dir.string(), test_info(), dp);
+    for (std::size_t t = 0; t < steps.size(); ++t) {
+      bodies.push_back(random_bodies(n, rng));
+      if (t > 0) bodies.back().mass = bodies[0].mass;  // masses are time-independent
+      out.write_observables(steps[t], times[t], {{"kinetic_energy", ud(rng)}, {"total/energy", ud(rng)}});
+      out.write_particles(steps[t], times[t], bodies.back(), 4.0 + double(t));
+      u.emplace_back(cells);
+      v.emplace_back(cells);
+      for (auto& x : u.back()) x = float(ud(rng));
+      for (auto& x : v.back()) x = ud(rng);
+      out.write_field(steps[t], times[t], "u", g, u.back().data());
+      out.write_field(steps[t], times[t], "v", g, v.back().data());
+      KernelRecord r;
+      r.kernel = "nbody_forces_cpu_" + std::to_string(t);
+      r.strategy = "cpu/soa";
+      r.ms = 1.5 + double(t);
+      r.bytes_compulsory = 1e6;
+      r.work_unit = "interactions";
+      tel.add(steps[t], r);
+      out.commit();
+    }
+    out.write_telemetry(tel);
+    out.commit();
+    EXPECT_EQ(out.last_particle_step(), 20);
+  }
+
+  File f((dir / "snapshots.h5").string());
+  ASSERT_GE(f.id, 0);
+  // /h5md
+  EXPECT_EQ(num_attr<int>(f.id, "/h5md", "version", H5T_NATIVE_INT), (std::vector<int>{1, 1}));
+  EXPECT_NE(str_attr(f.id, "/h5md/author", "name"), "<missing>");
+  EXPECT_EQ(str_attr(f.id, "/h5md/creator", "name"), "tiersim");
+  EXPECT_EQ(str_attr(f.id, "/h5md/creator", "version"), "9.9.9");
+  // /parameters
+  EXPECT_EQ(str_dataset(f.id, "/parameters/case"), test_info().case_toml);
+  EXPECT_EQ(str_dataset(f.id, "/parameters/strategy"), "cpu/soa/fp32/shared");
+  EXPECT_EQ(str_dataset(f.id, "/parameters/model"), "nbody");
+  EXPECT_EQ(str_dataset(f.id, "/parameters/device"), "CPU (2 OpenMP threads)");
+  EXPECT_EQ(str_dataset(f.id, "/parameters/case_source"), "cases/test.toml");
+  // box
+  EXPECT_EQ(num_attr<int>(f.id, "/particles/all/box", "dimension", H5T_NATIVE_INT), (std::vector<int>{3}));
+  {
+    hid_t a = H5Aopen_by_name(f.id, "/particles/all/box", "boundary", H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(a, 0);
+    hid_t t = H5Aget_type(a);
+    const std::size_t len = H5Tget_size(t);
+    std::string buf(3 * len, '\0');
+    H5Aread(a, t, buf.data());
+    for (int k = 0; k < 3; ++k) {
+      std::string one(buf.data() + k * len, len);
+      one.resize(std::strlen(one.c_str()));
+      EXPECT_EQ(one, "none");
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  const auto edges = read_ds<double>(f.id, "/particles/all/box/edges/value", H5T_NATIVE_DOUBLE);
+  ASSERT_EQ(edges.size(), 9u);
+  for (int t = 0; t < 3; ++t)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(edges[3 * t + k], 4.0 + t);
+  // position, velocity: value[T][N][3], step, time
+  for (const char* el : {"position", "velocity"}) {
+    const std::string base = std::string("/particles/all/") + el;
+    EXPECT_EQ(dims_of(f.id, base + "/value"), (std::vector<hsize_t>{3, n, 3})) << el;
+    EXPECT_EQ(type_size(f.id, base + "/value"), dp ? 8u : 4u) << el;
+    EXPECT_EQ(layout_of(f.id, base + "/value"), H5D_CHUNKED);
+    EXPECT_EQ(read_ds<std::int64_t>(f.id, base + "/step", H5T_NATIVE_INT64), steps);
+    EXPECT_EQ(read_ds<double>(f.id, base + "/time", H5T_NATIVE_DOUBLE), times);
+    const auto val = read_ds<double>(f.id, base + "/value", H5T_NATIVE_DOUBLE);
+    ASSERT_EQ(val.size(), 3 * n * 3);
+    for (std::size_t t = 0; t < 3; ++t)
+      for (std::size_t i = 0; i < n; ++i) {
+        const Vec3<double> w = std::string(el) == "position" ? bodies[t].pos[i] : bodies[t].vel[i];
+        const double expect[3] = {w.x, w.y, w.z};
+        for (int k = 0; k < 3; ++k) {
+          const double want = dp ? expect[k] : double(float(expect[k]));
+          ASSERT_EQ(val[(t * n + i) * 3 + k], want) << el << " t=" << t << " i=" << i << " k=" << k;
+        }
+      }
+    // The per-snapshot virtual datasets are views of value[t] (no copy).
+    for (std::size_t t = 0; t < 3; ++t) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/xdmf/particles/%s/%08zu", el, t);
+      ASSERT_TRUE(exists(f.id, name)) << name;
+      EXPECT_EQ(layout_of(f.id, name), H5D_VIRTUAL) << name;
+      EXPECT_EQ(dims_of(f.id, name), (std::vector<hsize_t>{n, 3}));
+      const auto row = read_ds<double>(f.id, name, H5T_NATIVE_DOUBLE);
+      ASSERT_EQ(row.size(), n * 3);
+      for (std::size_t j = 0; j < n * 3; ++j) ASSERT_EQ(row[j], val[t * n * 3 + j]) << name << " " << j;
+    }
+  }
+  // H5MD: velocity and box edges share position's step and time (hard links: the same object).
+  for (const char* other : {"/particles/all/velocity/step", "/particles/all/box/edges/time"}) {
+    H5O_info_t a, b;
+    const std::string mine = std::string("/particles/all/position/") + (std::string(other).ends_with("step") ? "step" : "time");
+    ASSERT_GE(H5Oget_info_by_name2(f.id, mine.c_str(), &a, H5O_INFO_BASIC, H5P_DEFAULT), 0);
+    ASSERT_GE(H5Oget_info_by_name2(f.id, other, &b, H5O_INFO_BASIC, H5P_DEFAULT), 0);
+    EXPECT_EQ(a.addr, b.addr) << other;
+  }
+  // mass, id
+  const auto mass = read_ds<double>(f.id, "/particles/all/mass", H5T_NATIVE_DOUBLE);
+  ASSERT_EQ(mass.size(), n);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(mass[i], dp ? bodies[0].mass[i] : double(float(bodies[0].mass[i])));
+  const auto id = read_ds<std::int64_t>(f.id, "/particles/all/id", H5T_NATIVE_INT64);
+  ASSERT_EQ(id.size(), n);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(id[i], std::int64_t(i));
+  // observables ('/' in a name becomes '_': each observable is one group)
+  for (const char* ob : {"/observables/kinetic_energy", "/observables/total_energy"}) {
+    EXPECT_EQ(read_ds<std::int64_t>(f.id, std::string(ob) + "/step", H5T_NATIVE_INT64), steps) << ob;
+    EXPECT_EQ(read_ds<double>(f.id, std::string(ob) + "/time", H5T_NATIVE_DOUBLE), times) << ob;
+    EXPECT_EQ(read_ds<double>(f.id, std::string(ob) + "/value", H5T_NATIVE_DOUBLE).size(), 3u) << ob;
+  }
+  // fields: value[T][nz][ny][nx], x fastest; the float field stays float, the double one double
+  EXPECT_EQ(dims_of(f.id, "/fields/u/value"), (std::vector<hsize_t>{3, 3, 4, 5}));
+  EXPECT_EQ(type_size(f.id, "/fields/u/value"), 4u);
+  EXPECT_EQ(type_size(f.id, "/fields/v/value"), 8u);
+  EXPECT_EQ(num_attr<double>(f.id, "/fields/u", "origin", H5T_NATIVE_DOUBLE), (std::vector<double>{-1.0, 0.5, 2.0}));
+  EXPECT_EQ(num_attr<double>(f.id, "/fields/u", "spacing", H5T_NATIVE_DOUBLE), (std::vector<double>{0.25, 0.5, 0.75}));
+  EXPECT_EQ(num_attr<int>(f.id, "/fields/u", "shape", H5T_NATIVE_INT), (std::vector<int>{5, 4, 3}));
+  EXPECT_EQ(read_ds<std::int64_t>(f.id, "/fields/v/step", H5T_NATIVE_INT64), steps);
+  const auto fu = read_ds<float>(f.id, "/fields/u/value", H5T_NATIVE_FLOAT);
+  const auto fv = read_ds<double>(f.id, "/fields/v/value", H5T_NATIVE_DOUBLE);
+  for (std::size_t t = 0; t < 3; ++t)
+    for (std::size_t c = 0; c < cells; ++c) {
+      ASSERT_EQ(fu[t * cells + c], u[t][c]);
+      ASSERT_EQ(fv[t * cells + c], v[t][c]);
+    }
+  EXPECT_EQ(layout_of(f.id, "/xdmf/fields/v/00000002"), H5D_VIRTUAL);
+  const auto v2 = read_ds<double>(f.id, "/xdmf/fields/v/00000002", H5T_NATIVE_DOUBLE);
+  EXPECT_EQ(v2, v[2]);
+  // telemetry compound table
+  {
+    hid_t d = H5Dopen2(f.id, "/telemetry", H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    struct Row {
+      std::int64_t step;
+      char* kernel;
+      double ms;
+    };
+    hid_t str = H5Tcopy(H5T_C_S1);
+    H5Tset_size(str, H5T_VARIABLE);
+    hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(Row));
+    H5Tinsert(ct, "step", HOFFSET(Row, step), H5T_NATIVE_INT64);
+    H5Tinsert(ct, "kernel", HOFFSET(Row, kernel), str);
+    H5Tinsert(ct, "ms", HOFFSET(Row, ms), H5T_NATIVE_DOUBLE);
+    hid_t s = H5Dget_space(d);
+    ASSERT_EQ(H5Sget_simple_extent_npoints(s), 3);
+    Row rows[3];
+    ASSERT_GE(H5Dread(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), 0);
+    for (int t = 0; t < 3; ++t) {
+      EXPECT_EQ(rows[t].step, steps[t]);
+      EXPECT_EQ(std::string(rows[t].kernel), "nbody_forces_cpu_" + std::to_string(t));
+      EXPECT_EQ(rows[t].ms, 1.5 + t);
+    }
+    H5Dvlen_reclaim(ct, s, H5P_DEFAULT, rows);
+    H5Sclose(s);
+    H5Tclose(ct);
+    H5Tclose(str);
+    H5Dclose(d);
+  }
+
+  // snapshots.xmf: two temporal collections (particles, fields), 3 grids each, every item resolves.
+  const std::string xmf = slurp(dir / "snapshots.xmf");
+  EXPECT_EQ(count(xmf, "CollectionType=\"Temporal\""), 2);
+  EXPECT_EQ(count(xmf, "TopologyType=\"Polyvertex\""), 3);
+  EXPECT_EQ(count(xmf, "TopologyType=\"3DCoRectMesh\" Dimensions=\"3 4 5\""), 3);
+  EXPECT_NE(xmf.find(">2 0.5 -1</DataItem>"), std::string::npos) << "origin in z y x order";
+  EXPECT_NE(xmf.find(">0.75 0.5 0.25</DataItem>"), std::string::npos) << "spacing in z y x order";
+  EXPECT_NE(xmf.find("<Time Value=\"0.125\"/>"), std::string::npos);
+  EXPECT_EQ(xmf.find("HyperSlab"), std::string::npos);
+  const auto items = xmf_items(xmf);
+  EXPECT_EQ(items.size(), 3u * 4 + 3u * 2);  // particles: position, velocity, mass, id; fields: u, v
+  expect_xmf_resolves(dir);
+  EXPECT_FALSE(fs::exists(dir / "snapshots.xmf.tmp"));
+
+  // The library's own reader agrees.
+  const ParticleSnapshot ps = read_particles(dir.string(), 10);
+  EXPECT_EQ(ps.step, 10);
+  EXPECT_EQ(ps.time, 0.125);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(ps.bodies.pos[i].y, dp ? bodies[1].pos[i].y : double(float(bodies[1].pos[i].y)));
+  const FieldSnapshot fsn = read_field(dir.string(), "v");
+  EXPECT_EQ(fsn.step, 20);
+  EXPECT_EQ(fsn.values, v[2]);
+  EXPECT_EQ(fsn.geometry.nx, 5);
+  EXPECT_EQ(read_run_info(dir.string()).case_toml, test_info().case_toml);
+  EXPECT_EQ(particle_steps(dir.string()), steps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Precision, SnapshotLayout, testing::Values(false, true),
+                         [](const auto& p) { return p.param ? "fp64" : "fp32"; });
+
+// ---- Refusals and errors ----------------------------------------------------------------------------
+
+TEST(Snapshots, ExistingRunIsNotOverwrittenWithoutForce) {
+  const fs::path dir = fresh_dir("existing");
+  { SnapshotFile a(dir.string(), test_info(), false); }
+  try {
+    SnapshotFile b(dir.string(), test_info(), false);
+    FAIL() << "second writer on the same directory was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("snapshots.h5: already exists"), std::string::npos) << e.what();
+  }
+  SnapshotOptions o;
+  o.overwrite = true;
+  EXPECT_NO_THROW(SnapshotFile c(dir.string(), test_info(), o));
+}
+
+TEST(Snapshots, UnwritableDirectoryIsOneLineNamingIt) {
+  // A directory below a regular file cannot be created, even by root.
+  const fs::path base = fresh_dir("unwritable");
+  fs::create_directories(base);
+  std::ofstream(base / "file") << "x";
+  const std::string dir = (base / "file" / "out").string();
+  try {
+    SnapshotFile s(dir, test_info(), false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(dir), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+TEST(Snapshots, InconsistentWritesAreRefused) {
+  std::mt19937_64 rng(test_seed());
+  const fs::path dir = fresh_dir("inconsistent");
+  SnapshotFile s(dir.string(), test_info(), false);
+  s.write_particles(5, 0.5, random_bodies(10, rng), 1);
+  EXPECT_THROW(s.write_particles(5, 0.5, random_bodies(10, rng), 1), Error);  // same step again
+  EXPECT_THROW(s.write_particles(6, 0.6, random_bodies(11, rng), 1), Error);  // other N
+  GridGeometry g;
+  g.nx = g.ny = g.nz = 2;
+  std::vector<float> d(8, 1.0f);
+  s.write_field(5, 0.5, "u", g, d.data());
+  g.nx = 3;
+  std::vector<float> d2(12, 1.0f);
+  EXPECT_THROW(s.write_field(6, 0.6, "u", g, d2.data()), Error);
+}
+
+// Disk full / quota: the first failing HDF5 write becomes one line with the file and the reason.
+// RLIMIT_FSIZE makes write() fail with EFBIG ("File too large"), as ENOSPC would, without a small disk.
+TEST(Snapshots, WriteFailureIsOneLineNamingTheFile) {
+  const fs::path dir = fresh_dir("full");
+  const std::string msg_file = (fs::path(testing::TempDir()) / ("tiersim_full_msg_" + std::to_string(::getpid()))).string();
+  fs::remove(msg_file);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit r{256 * 1024, 256 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &r);
+    std::string message = "no error";
+    try {
+      std::mt19937_64 rng(1);
+      SnapshotFile s(dir.string(), test_info(), true);
+      const Bodies b = random_bodies(4000, rng);  // 2 x 96 kB per snapshot
+      for (int t = 0; t < 100; ++t) {
+        s.write_particles(t, t, b, 1);
+        s.commit();
+      }
+    } catch (const Error& e) {
+      message = e.what();
+    } catch (...) {
+      message = "other exception";
+    }
+    std::ofstream(msg_file) << message;
+    std::_Exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died (signal " << WTERMSIG(status) << ")";
+  const std::string m = slurp(msg_file);
+  EXPECT_NE(m.find((dir / "snapshots.h5").string()), std::string::npos) << m;
+  EXPECT_NE(m.find("File too large"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+// ---- Crash safety: kill -9 at random moments leaves a readable file and an .xmf that resolves ----------
+
+TEST(Snapshots, KilledWriterLeavesReadableSnapshots) {
+  SCOPED_TRACE("seed " + std::to_string(test_seed()));
+  std::mt19937_64 rng(test_seed());
+  for (int trial = 0; trial < 12; ++trial) {
+    const fs::path dir = fresh_dir("killed_" + std::to_string(trial));
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::mt19937_64 r(trial);
+      SnapshotFile s(dir.string(), test_info(), false);
+      GridGeometry g;
+      g.nx = 16;
+      g.ny = 8;
+      g.nz = 4;
+      std::vector<float> field(16 * 8 * 4);
+      for (std::int64_t t = 0;; ++t) {
+        s.write_observables(t, 0.1 * t, {{"e", double(t)}});
+        s.write_particles(t, 0.1 * t, random_bodies(500, r), 2.0);
+        for (auto& x : field) x = float(t);
+        s.write_field(t, 0.1 * t, "u", g, field.data());
+        s.commit();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20000 + rng() % 150000));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!fs::exists(dir / "snapshots.xmf")) continue;  // killed before the first commit
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    File f((dir / "snapshots.h5").string());
+    ASSERT_GE(f.id, 0) << "snapshots.h5 unreadable after kill -9";
+    const auto steps = read_ds<std::int64_t>(f.id, "/particles/all/position/step", H5T_NATIVE_INT64);
+    const auto fsteps = read_ds<std::int64_t>(f.id, "/fields/u/step", H5T_NATIVE_INT64);
+    const std::string xmf = slurp(dir / "snapshots.xmf");
+    const int listed = count(xmf, "TopologyType=\"Polyvertex\"");
+    EXPECT_GE(listed, 1);
+    EXPECT_LE(std::size_t(listed), steps.size());  // .xmf never ahead of the flushed HDF5 data
+    EXPECT_EQ(dims_of(f.id, "/particles/all/position/value")[0], steps.size());
+    const auto u = read_ds<float>(f.id, "/fields/u/value", H5T_NATIVE_FLOAT);
+    ASSERT_EQ(u.size(), fsteps.size() * 16 * 8 * 4);
+    for (std::size_t t = 0; t < fsteps.size(); ++t) ASSERT_EQ(u[t * 512], float(fsteps[t]));
+    expect_xmf_resolves(dir);
+    fs::remove_all(dir);
+  }
+}
+
+// ---- Restart: resume drops what came after the kept step and appends ----------------------------------
+
+TEST(Snapshots, ResumeTruncatesAndAppends) {
+  std::mt19937_64 rng(test_seed());
+  const fs::path dir = fresh_dir("resume");
+  GridGeometry g;
+  g.nx = 3;
+  g.ny = 2;
+  g.nz = 2;
+  std::vector<double> field(12);
+  {
+    SnapshotFile s(dir.string(), test_info(), true);
+    Telemetry tel("host", 1.0);
+    for (std::int64_t t = 0; t <= 40; t += 10) {
+      s.write_observables(t, t * 0.01, {{"e", double(t)}});
+      s.write_particles(t, t * 0.01, random_bodies(8, rng), 1.0);
+      for (auto& x : field) x = double(t);
+      s.write_field(t, t * 0.01, "phi", g, field.data());
+      KernelRecord r;
+      r.kernel = "k";
+      tel.add(t, r);
+      s.commit();
+    }
+    s.write_telemetry(tel);
+    s.commit();
+  }
+  const Bodies later = random_bodies(8, rng);
+  {
+    auto s = SnapshotFile::resume(dir.string(), 20);
+    EXPECT_EQ(s->last_particle_step(), 20);
+    EXPECT_EQ(particle_steps(dir.string()), (std::vector<std::int64_t>{0, 10, 20}));
+    EXPECT_EQ(count(slurp(dir / "snapshots.xmf"), "Polyvertex"), 3);
+    s->write_observables(30, 0.3, {{"e", 30.5}});
+    s->write_particles(30, 0.3, later, 1.0);
+    for (auto& x : field) x = 30.5;
+    s->write_field(30, 0.3, "phi", g, field.data());
+    Telemetry tel("host", 1.0);
+    KernelRecord r;
+    r.kernel = "k2";
+    tel.add(30, r);
+    s->write_telemetry(tel);
+    s->commit();
+  }
+  File f((dir / "snapshots.h5").string());
+  EXPECT_EQ(read_ds<std::int64_t>(f.id, "/particles/all/position/step", H5T_NATIVE_INT64),
+            (std::vector<std::int64_t>{0, 10, 20, 30}));
+  EXPECT_EQ(read_ds<std::int64_t>(f.id, "/particles/all/velocity/step", H5T_NATIVE_INT64).size(), 4u);
+  EXPECT_EQ(dims_of(f.id, "/particles/all/box/edges/value")[0], 4u);
+  EXPECT_EQ(read_ds<double>(f.id, "/observables/e/value", H5T_NATIVE_DOUBLE), (std::vector<double>{0, 10, 20, 30.5}));
+  EXPECT_EQ(read_ds<std::int64_t>(f.id, "/fields/phi/step", H5T_NATIVE_INT64), (std::vector<std::int64_t>{0, 10, 20, 30}));
+  EXPECT_FALSE(exists(f.id, "/xdmf/particles/position/00000004"));
+  const auto row3 = read_ds<double>(f.id, "/xdmf/particles/position/00000003", H5T_NATIVE_DOUBLE);
+  ASSERT_EQ(row3.size(), 24u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(row3[3 * i], later.pos[i].x);
+  EXPECT_EQ(read_ds<double>(f.id, "/xdmf/fields/phi/00000003", H5T_NATIVE_DOUBLE), field);
+  EXPECT_EQ(dims_of(f.id, "/telemetry")[0], 4u);  // steps 0, 10, 20 kept, 30 appended
+  EXPECT_EQ(count(slurp(dir / "snapshots.xmf"), "Polyvertex"), 4);
+  expect_xmf_resolves(dir);
+}
+
+TEST(Snapshots, ResumeRefusesSomethingElse) {
+  const fs::path dir = fresh_dir("notarun");
+  fs::create_directories(dir);
+  EXPECT_THROW(SnapshotFile::resume(dir.string(), 0), Error);
+  std::ofstream(dir / "snapshots.h5") << "not hdf5";
+  try {
+    SnapshotFile::resume(dir.string(), 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("snapshots.h5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Snapshots, FormatList) {
+  EXPECT_TRUE(parse_formats("xdmf").xdmf);
+  EXPECT_FALSE(parse_formats("xdmf").vtk);
+  EXPECT_THROW(parse_formats("xdmf,png"), Error);
+  EXPECT_THROW(parse_formats(""), Error);
+  if (vtk_output_available()) {
+    const OutputFormats f = parse_formats("xdmf,vtk");
+    EXPECT_TRUE(f.xdmf && f.vtk);
+    EXPECT_FALSE(parse_formats("vtk").xdmf);
+  } else {
+    try {
+      parse_formats("xdmf,vtk");
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("without VTK"), std::string::npos);
+    }
+  }
+}
