@@ -1,0 +1,170 @@
+// The device as tiersim sees it: limits read from cudaGetDeviceProperties (never hard-coded)
+// and the device-to-device copy bandwidth measured with a float4 copy kernel, the peak that
+// every memory-bound kernel's GB/s is compared with.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/device_info.hpp"
+
+namespace tiersim {
+
+bool cuda_compiled() { return true; }
+
+DeviceInfo query_device() {
+  static std::once_flag once;
+  static DeviceInfo cached;
+  std::call_once(once, [] {
+    DeviceInfo d;
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      d.why_not = std::string("no CUDA device: ") + cudaGetErrorString(err);
+      cached = d;
+      return;
+    }
+    if (count == 0) {
+      d.why_not = "no CUDA device: the driver reports 0 devices";
+      cached = d;
+      return;
+    }
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+      d.why_not = "cudaGetDeviceProperties failed";
+      cached = d;
+      return;
+    }
+    d.ordinal = dev;
+    d.name = p.name;
+    d.sm_count = p.multiProcessorCount;
+    d.cc_major = p.major;
+    d.cc_minor = p.minor;
+    d.global_mem = p.totalGlobalMem;
+    d.l2_bytes = std::size_t(p.l2CacheSize);
+    d.persisting_l2_max = std::size_t(p.persistingL2CacheMaxSize);
+    d.access_policy_window_max = std::size_t(p.accessPolicyMaxWindowSize);
+    d.smem_optin_per_block = p.sharedMemPerBlockOptin;
+    d.smem_per_sm = p.sharedMemPerMultiprocessor;
+    int clk = 0;
+    if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev) == cudaSuccess) d.clock_khz = clk;
+    cudaDriverGetVersion(&d.driver_version);
+    cudaRuntimeGetVersion(&d.runtime_version);
+    std::size_t free_b = 0, total_b = 0;
+    const cudaError_t merr = cudaMemGetInfo(&free_b, &total_b);
+    if (merr != cudaSuccess) {
+      (void)cudaGetLastError();
+      d.why_not = std::string("CUDA device ") + p.name + " is not usable: " + cudaGetErrorString(merr);
+      cached = d;
+      return;
+    }
+    d.free_mem = free_b;
+    if (p.major < 7) {
+      d.why_not = "device " + d.name + " has compute capability " + std::to_string(p.major) + "." +
+                  std::to_string(p.minor) + "; tiersim needs 7.0 or newer";
+      cached = d;
+      return;
+    }
+    d.usable = true;
+    cached = d;
+  });
+  return cached;
+}
+
+namespace {
+
+// Grid-stride float4 copy: 16-byte loads and stores, coalesced, several in flight per thread.
+__global__ void copy_float4_kernel(const float4* __restrict__ src, float4* __restrict__ dst, std::size_t n) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) dst[i] = src[i];
+}
+
+__global__ void fill_float4_kernel(float4* dst, std::size_t n) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float f = float(i % 1000003) * 1e-3f + 0.5f;  // not zeros
+    dst[i] = make_float4(f, f + 1.f, f + 2.f, f + 3.f);
+  }
+}
+
+std::string cache_path(const DeviceInfo& d) {
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) return {};
+  std::string key = d.name + "_" + std::to_string(d.driver_version);
+  for (char& c : key)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return std::string(home) + "/.cache/tiersim/copy_gbs_" + key + ".txt";
+}
+
+double measure_now() {
+  const DeviceInfo d = query_device();
+  if (!d.usable) throw Error("no GPU: " + d.why_not);
+  // 1 GiB each way (2 GiB moved per copy), or less where the device is small.
+  std::size_t bytes = std::size_t(1) << 30;
+  while (bytes > (std::size_t(64) << 20) && 2 * bytes + (std::size_t(256) << 20) > d.free_mem) bytes /= 2;
+  const std::size_t n = bytes / sizeof(float4);
+  cuda::DeviceBuffer src(bytes, "copy-bandwidth source"), dst(bytes, "copy-bandwidth destination");
+  const int block = 256;
+  const int grid = d.sm_count * 8;
+  fill_float4_kernel<<<grid, block>>>(src.as<float4>(), n);
+  TIERSIM_CUDA_CHECK_LAUNCH("fill_float4_kernel", format_bytes(double(bytes)));
+  cudaEvent_t e0, e1;
+  TIERSIM_CUDA_CHECK(cudaEventCreate(&e0));
+  TIERSIM_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  const int warmup = 2, reps = 10;
+  for (int r = 0; r < warmup + reps; ++r) {
+    TIERSIM_CUDA_CHECK(cudaEventRecord(e0));
+    copy_float4_kernel<<<grid, block>>>(src.as<float4>(), dst.as<float4>(), n);
+    TIERSIM_CUDA_CHECK_LAUNCH("copy_float4_kernel", format_bytes(double(bytes)));
+    TIERSIM_CUDA_CHECK(cudaEventRecord(e1));
+    TIERSIM_CUDA_CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+    if (r >= warmup) ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  const double med = ms[ms.size() / 2];
+  return 2.0 * double(bytes) / (med * 1e-3) * 1e-9;
+}
+
+}  // namespace
+
+double measure_device_copy_gbs(bool remeasure) {
+  static std::mutex mu;
+  static double per_process = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (per_process > 0 && !remeasure) return per_process;
+  const DeviceInfo d = query_device();
+  if (!d.usable) throw Error("no GPU: " + d.why_not);
+  const std::string path = cache_path(d);
+  if (!remeasure && !path.empty()) {
+    std::ifstream f(path);
+    double v = 0;
+    if (f >> v && v > 0) return per_process = v;
+  }
+  per_process = measure_now();
+  if (!path.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    std::ofstream f(path);
+    if (f) f << per_process << "\n";  // a cache: failing to write it is not an error
+  }
+  return per_process;
+}
+
+}  // namespace tiersim

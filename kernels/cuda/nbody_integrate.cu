@@ -1,0 +1,158 @@
+// Leapfrog kick and drift per layout (one thread per body, the integrator from
+// kernels/physics/gravity.hpp) and the diagnostics reduction with CUB.
+#include <cuda_runtime.h>
+
+#include <cub/device/device_reduce.cuh>
+#include <string>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/nbody_forces.cuh"
+#include "kernels/cuda/nbody_integrate.cuh"
+#include "kernels/physics/gravity.hpp"
+
+namespace tiersim::cuda {
+
+namespace {
+
+constexpr int kStreamBlock = 256;
+
+template <class View, class T = typename View::scalar>
+__global__ void __launch_bounds__(kStreamBlock) nbody_kick_kernel(const View v, const T dt) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < v.n) v.set_vel(i, kick(v.vel(i), v.acc(i), dt));
+}
+
+template <class View, class T = typename View::scalar>
+__global__ void __launch_bounds__(kStreamBlock) nbody_drift_kernel(const View v, const T dt) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < v.n) v.set_pos(i, drift(v.pos(i), v.vel(i), dt));
+}
+
+int stream_grid(int n) { return (n + kStreamBlock - 1) / kStreamBlock; }
+
+// Per-body contributions; summed by CUB in double.
+struct DiagSums {
+  double ke, pe, px, py, pz, lx, ly, lz, m;
+};
+
+struct DiagSumOp {
+  TIERSIM_HD DiagSums operator()(const DiagSums& a, const DiagSums& b) const {
+    return {a.ke + b.ke, a.pe + b.pe, a.px + b.px, a.py + b.py, a.pz + b.pz,
+            a.lx + b.lx, a.ly + b.ly, a.lz + b.lz, a.m + b.m};
+  }
+};
+
+template <class View>
+struct DiagOfBody {
+  View v;
+  const double* phi;
+  TIERSIM_HD DiagSums operator()(int i) const {
+    const auto p = v.pos(i), u = v.vel(i);
+    const double m = double(v.mass(i));
+    const Vec3<double> r{double(p.x), double(p.y), double(p.z)}, w{double(u.x), double(u.y), double(u.z)};
+    const Vec3<double> l = cross(r, w);
+    return {0.5 * m * dot(w, w), 0.5 * m * phi[i], m * w.x, m * w.y, m * w.z, m * l.x, m * l.y, m * l.z, m};
+  }
+};
+
+template <class View>
+using DiagIter = thrust::transform_iterator<DiagOfBody<View>, thrust::counting_iterator<int>, DiagSums>;
+
+template <class View>
+void fill_stream_record(KernelRecord& rec, const char* kernel, int n, int first_read, int count_read,
+                        int first_read2, int count_read2, int first_write, int count_write) {
+  using T = typename View::scalar;
+  const double nn = n;
+  rec.kernel = kernel;
+  rec.bytes_compulsory = nn * double(count_read + count_read2 + count_write) * sizeof(T);
+  if constexpr (View::layout == Layout::AoS) {
+    // The two read ranges are adjacent in an AoS record (pos|m|vel or vel|acc): one span.
+    const int lo = std::min(first_read, first_read2);
+    const int hi = std::max(first_read + count_read, first_read2 + count_read2);
+    rec.bytes_modelled = nn * (modelled_bytes_per_body<View>(lo, hi - lo) +
+                               modelled_bytes_per_body<View>(first_write, count_write));
+  } else {
+    rec.bytes_modelled = nn * (modelled_bytes_per_body<View>(first_read, count_read) +
+                               modelled_bytes_per_body<View>(first_read2, count_read2) +
+                               modelled_bytes_per_body<View>(first_write, count_write));
+  }
+  rec.flops = 6.0 * nn;  // 3 FMA
+  rec.work = nn;
+  rec.work_unit = "bodies";
+}
+
+}  // namespace
+
+template <class View>
+void launch_nbody_kick(const View& v, double dt, cudaStream_t stream, KernelRecord& rec) {
+  using T = typename View::scalar;
+  if (v.n > 0) {
+    nbody_kick_kernel<View><<<stream_grid(v.n), kStreamBlock, 0, stream>>>(v, T(dt));
+    TIERSIM_CUDA_CHECK_LAUNCH("nbody_kick_kernel", "n=" + std::to_string(v.n));
+  }
+  // reads vel and acc, writes vel
+  fill_stream_record<View>(rec, "nbody_kick", v.n, kVX, 3, kAX, 3, kVX, 3);
+}
+
+template <class View>
+void launch_nbody_drift(const View& v, double dt, cudaStream_t stream, KernelRecord& rec) {
+  using T = typename View::scalar;
+  if (v.n > 0) {
+    nbody_drift_kernel<View><<<stream_grid(v.n), kStreamBlock, 0, stream>>>(v, T(dt));
+    TIERSIM_CUDA_CHECK_LAUNCH("nbody_drift_kernel", "n=" + std::to_string(v.n));
+  }
+  // reads pos and vel, writes pos
+  fill_stream_record<View>(rec, "nbody_drift", v.n, kX, 3, kVX, 3, kX, 3);
+}
+
+template <class View>
+std::size_t nbody_diagnostics_scratch_bytes(int n) {
+  std::size_t temp = 0;
+  DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{View{}, nullptr});
+  TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, temp, in, static_cast<DiagSums*>(nullptr), n > 0 ? n : 1,
+                                               DiagSumOp{}, DiagSums{}),
+                     "sizing the diagnostics reduction, n=" + std::to_string(n));
+  return align_up(sizeof(DiagSums), 256) + temp;
+}
+
+template <class View>
+NbodyDiagnostics reduce_nbody_diagnostics(const View& v, const double* phi, double G, void* scratch,
+                                          std::size_t scratch_bytes, cudaStream_t stream) {
+  NbodyDiagnostics out;
+  if (v.n == 0) return out;
+  auto* result = static_cast<DiagSums*>(scratch);
+  void* temp = static_cast<char*>(scratch) + align_up(sizeof(DiagSums), 256);
+  std::size_t temp_bytes = scratch_bytes - align_up(sizeof(DiagSums), 256);
+  DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{v, phi});
+  TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, v.n, DiagSumOp{}, DiagSums{}, stream),
+                     "diagnostics reduction, n=" + std::to_string(v.n));
+  DiagSums h{};
+  TIERSIM_CUDA_CHECK(cudaMemcpyAsync(&h, result, sizeof h, cudaMemcpyDeviceToHost, stream));
+  TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream), "diagnostics reduction");
+  out.kinetic = h.ke;
+  out.potential = G * h.pe;
+  out.momentum = {h.px, h.py, h.pz};
+  out.angular_momentum = {h.lx, h.ly, h.lz};
+  out.mass = h.m;
+  return out;
+}
+
+#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                                                         \
+  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&);                             \
+  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&);                            \
+  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                                                  \
+  template NbodyDiagnostics reduce_nbody_diagnostics<V>(const V&, const double*, double, void*, std::size_t,     \
+                                                        cudaStream_t);
+TIERSIM_INSTANTIATE_INTEGRATE(AoSView<float>)
+TIERSIM_INSTANTIATE_INTEGRATE(SoAView<float>)
+TIERSIM_INSTANTIATE_INTEGRATE(AoSoAView<float>)
+TIERSIM_INSTANTIATE_INTEGRATE(Float4View<float>)
+TIERSIM_INSTANTIATE_INTEGRATE(AoSView<double>)
+TIERSIM_INSTANTIATE_INTEGRATE(SoAView<double>)
+TIERSIM_INSTANTIATE_INTEGRATE(AoSoAView<double>)
+TIERSIM_INSTANTIATE_INTEGRATE(Float4View<double>)
+#undef TIERSIM_INSTANTIATE_INTEGRATE
+
+}  // namespace tiersim::cuda

@@ -1,0 +1,367 @@
+// CUDA N-body backend against a float64 CPU reference computed here with the same physics
+// functions (kernels/physics/gravity.hpp). Every test skips with the reason when no GPU is
+// usable. Inputs are fresh random bodies (seed printed on failure); outputs are poisoned with
+// NaN before each kernel and checked to be fully written.
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/device_info.hpp"
+#include "kernels/nbody_engine.hpp"
+#include "kernels/physics/gravity.hpp"
+#include "layouts/particles.hpp"
+#include "sim/bench.hpp"
+
+namespace tiersim {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                     \
+  do {                                                                         \
+    const DeviceInfo d_ = query_device();                                      \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;           \
+  } while (0)
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+unsigned fresh_seed() { return std::random_device{}(); }
+
+// Random bodies in [-1, 1]^3, masses in [0.5, 1.5]/n, small random velocities; every value
+// rounded to the engine's scalar type so that the reference sees exactly the GPU's inputs.
+Bodies random_bodies(int n, Precision p, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), um(0.5, 1.5);
+  auto r = [&](double v) { return p == Precision::Fp32 ? double(float(v)) : v; };
+  Bodies b;
+  b.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) {
+    b.pos[i] = {r(u(rng)), r(u(rng)), r(u(rng))};
+    b.vel[i] = {r(0.1 * u(rng)), r(0.1 * u(rng)), r(0.1 * u(rng))};
+    b.acc[i] = {kNaN, kNaN, kNaN};  // poison: the force kernel must write every body
+    b.mass[i] = r(um(rng) / n);
+  }
+  return b;
+}
+
+// a_i in double with gravity.hpp's accumulate_pair, for the rows in `rows`.
+std::vector<Vec3<double>> reference_acc(const Bodies& b, const std::vector<int>& rows, double eps2, double G) {
+  std::vector<Vec3<double>> out(rows.size());
+  const int n = int(b.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int r = 0; r < int(rows.size()); ++r) {
+    const int i = rows[std::size_t(r)];
+    Vec3<double> a{0, 0, 0};
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      accumulate_pair(b.pos[std::size_t(i)], Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z, b.mass[std::size_t(j)]}, eps2, a);
+    }
+    out[std::size_t(r)] = {G * a.x, G * a.y, G * a.z};
+  }
+  return out;
+}
+
+double rel_error(const std::vector<Vec3<double>>& got, const std::vector<Vec3<double>>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const Vec3<double> d = got[i] - ref[i];
+    num += dot(d, d);
+    den += dot(ref[i], ref[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+bool all_finite(const Vec3<double>& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+
+Strategy strategy(Layout l, Precision p, Tiling t) {
+  Strategy s;
+  s.backend = Backend::Cuda;
+  s.layout = l;
+  s.precision = p;
+  s.tiling = t;
+  return s;
+}
+
+const Layout kLayouts[] = {Layout::AoS, Layout::SoA, Layout::AoSoA, Layout::Float4};
+
+// ---- forces: every tiling x layout x precision x N ----------------------------------------
+using ForceParam = std::tuple<Tiling, Layout, Precision, int>;
+class NbodyForcesGpu : public ::testing::TestWithParam<ForceParam> {};
+
+void check_forces(const Strategy& s, int n, const NbodyTuning& tuning, double softening) {
+  const unsigned seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", n " + std::to_string(n) + ", block " + std::to_string(tuning.block) +
+               ", bodies/thread " + std::to_string(tuning.bodies_per_thread) + ", softening " + std::to_string(softening));
+  NbodyParams p;
+  p.G = 1.3;
+  p.softening = softening;
+  const Bodies b = random_bodies(n, s.precision, seed);
+  auto eng = make_nbody_cuda(s, n, p, tuning);
+  eng->upload(b);
+  eng->compute_forces();
+  const auto recs = eng->take_records();
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_GT(recs[0].ms, 0.0);
+  EXPECT_DOUBLE_EQ(recs[0].work, double(n) * n);
+  const Bodies out = eng->download();
+  // Fully written: no NaN left from the poison, anywhere.
+  int unwritten = 0;
+  for (int i = 0; i < n; ++i) unwritten += all_finite(out.acc[std::size_t(i)]) ? 0 : 1;
+  ASSERT_EQ(unwritten, 0) << "bodies whose acceleration was not written";
+  // Positions and masses untouched.
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(out.pos[std::size_t(i)].x, b.pos[std::size_t(i)].x);
+    ASSERT_EQ(out.mass[std::size_t(i)], b.mass[std::size_t(i)]);
+  }
+  // Rows checked against the reference: all for n <= 4096, otherwise a random sample that
+  // includes the first and last bodies and the ends of every 256-body block boundary region.
+  std::vector<int> rows;
+  if (n <= 4096) {
+    for (int i = 0; i < n; ++i) rows.push_back(i);
+  } else {
+    std::mt19937 rng(seed ^ 0x9e3779b9u);
+    std::uniform_int_distribution<int> ui(0, n - 1);
+    for (int k = 0; k < 3000; ++k) rows.push_back(ui(rng));
+    for (int i : {0, 1, 255, 256, 1023, 1024, n - 2, n - 1}) rows.push_back(i);
+  }
+  const auto ref = reference_acc(b, rows, p.softening * p.softening, p.G);
+  std::vector<Vec3<double>> got;
+  for (int i : rows) got.push_back(out.acc[std::size_t(i)]);
+  if (n == 1) {
+    // A lone body feels no force: exactly zero.
+    EXPECT_EQ(got[0].x, 0.0);
+    EXPECT_EQ(got[0].y, 0.0);
+    EXPECT_EQ(got[0].z, 0.0);
+    return;
+  }
+  const double tol = s.precision == Precision::Fp32 ? 1e-5 : 1e-12;
+  const double err = rel_error(got, ref);
+  EXPECT_LT(err, tol) << eng->strategy_name() << ": relative force error " << err;
+  std::printf("[ info ] %s n=%d: relative force error %.3g (tolerance %.0e)\n", eng->strategy_name().c_str(), n, err, tol);
+}
+
+TEST_P(NbodyForcesGpu, MatchesFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  const auto [tiling, layout, precision, n] = GetParam();
+  check_forces(strategy(layout, precision, tiling), n, NbodyTuning{}, 0.05);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyForcesGpu,
+                         ::testing::Combine(::testing::Values(Tiling::None, Tiling::Shared),
+                                            ::testing::ValuesIn(kLayouts),
+                                            ::testing::Values(Precision::Fp32, Precision::Fp64),
+                                            ::testing::Values(1, 31, 1000, 65537)),
+                         [](const ::testing::TestParamInfo<ForceParam>& info) {
+                           std::ostringstream s;
+                           s << name(std::get<0>(info.param)) << "_" << name(std::get<1>(info.param)) << "_"
+                             << name(std::get<2>(info.param)) << "_n" << std::get<3>(info.param);
+                           return s.str();
+                         });
+
+// Every compiled bodies-per-thread and a spread of block sizes, at sizes that are not
+// multiples of anything.
+TEST(NbodyForcesGpuTuning, EveryBodiesPerThreadAndBlock) {
+  SKIP_WITHOUT_GPU();
+  for (Precision p : {Precision::Fp32, Precision::Fp64})
+    for (Tiling t : {Tiling::None, Tiling::Shared})
+      for (int k : {1, 2, 4, 8})
+        for (int block : {32, 96, 256}) check_forces(strategy(Layout::SoA, p, t), 1531, NbodyTuning{block, k}, 0.05);
+}
+
+TEST(NbodyForcesGpuTuning, RejectsBadTuning) {
+  SKIP_WITHOUT_GPU();
+  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{100, 0}), Error);
+  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{0, 3}), Error);
+}
+
+// Softening 0: the self term must vanish, not turn into 0 * inf.
+TEST(NbodyForcesGpu0, ZeroSofteningStaysFinite) {
+  SKIP_WITHOUT_GPU();
+  for (Precision p : {Precision::Fp32, Precision::Fp64})
+    for (Tiling t : {Tiling::None, Tiling::Shared}) check_forces(strategy(Layout::Float4, p, t), 1000, NbodyTuning{}, 0.0);
+}
+
+// ---- kick and drift against the same arithmetic on the CPU --------------------------------
+using StepParam = std::tuple<Layout, Precision>;
+class NbodyStepsGpu : public ::testing::TestWithParam<StepParam> {};
+
+TEST_P(NbodyStepsGpu, KickAndDriftMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto [layout, precision] = GetParam();
+  const int n = 100003;
+  const unsigned seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Bodies b = random_bodies(n, precision, seed);
+  std::mt19937_64 rng(seed + 1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& a : b.acc) {
+    a = {u(rng), u(rng), u(rng)};
+    if (precision == Precision::Fp32) a = {double(float(a.x)), double(float(a.y)), double(float(a.z))};
+  }
+  auto eng = make_nbody_cuda(strategy(layout, precision, Tiling::Shared), n, {}, {});
+  eng->upload(b);
+  const double dt = 0.0123;
+  eng->kick(dt);
+  eng->drift(dt);
+  const auto recs = eng->take_records();
+  ASSERT_EQ(recs.size(), 2u);
+  const Bodies out = eng->download();
+  const double tol = precision == Precision::Fp32 ? 2e-7 : 1e-15;
+  double max_v = 0, max_x = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto si = std::size_t(i);
+    Vec3<double> v, x;
+    if (precision == Precision::Fp32) {
+      const auto vf = kick(Vec3<float>{float(b.vel[si].x), float(b.vel[si].y), float(b.vel[si].z)},
+                           Vec3<float>{float(b.acc[si].x), float(b.acc[si].y), float(b.acc[si].z)}, float(dt));
+      const auto xf = drift(Vec3<float>{float(b.pos[si].x), float(b.pos[si].y), float(b.pos[si].z)}, vf, float(dt));
+      v = {vf.x, vf.y, vf.z};
+      x = {xf.x, xf.y, xf.z};
+    } else {
+      v = kick(b.vel[si], b.acc[si], dt);
+      x = drift(b.pos[si], v, dt);
+    }
+    ASSERT_TRUE(all_finite(out.vel[si]) && all_finite(out.pos[si]));
+    const Vec3<double> dv = out.vel[si] - v, dx = out.pos[si] - x;
+    max_v = std::max(max_v, std::sqrt(dot(dv, dv)));
+    max_x = std::max(max_x, std::sqrt(dot(dx, dx)));
+  }
+  EXPECT_LT(max_v, tol);
+  EXPECT_LT(max_x, tol);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyStepsGpu,
+                         ::testing::Combine(::testing::ValuesIn(kLayouts), ::testing::Values(Precision::Fp32, Precision::Fp64)),
+                         [](const ::testing::TestParamInfo<StepParam>& info) {
+                           return std::string(name(std::get<0>(info.param))) + "_" + name(std::get<1>(info.param));
+                         });
+
+// ---- trajectory: 100 kick-drift-kick steps on the GPU vs a float64 CPU loop ---------------
+struct CpuReference {
+  Bodies b;
+  double eps2, G;
+  void forces() {
+    std::vector<int> rows(b.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = int(i);
+    const auto a = reference_acc(b, rows, eps2, G);
+    for (std::size_t i = 0; i < a.size(); ++i) b.acc[i] = a[i];
+  }
+  void kick(double dt) {
+    for (std::size_t i = 0; i < b.size(); ++i) b.vel[i] = tiersim::kick(b.vel[i], b.acc[i], dt);
+  }
+  void drift(double dt) {
+    for (std::size_t i = 0; i < b.size(); ++i) b.pos[i] = tiersim::drift(b.pos[i], b.vel[i], dt);
+  }
+};
+
+class NbodyTrajectoryGpu : public ::testing::TestWithParam<StepParam> {};
+
+TEST_P(NbodyTrajectoryGpu, HundredStepsMatchFloat64Cpu) {
+  SKIP_WITHOUT_GPU();
+  const auto [layout, precision] = GetParam();
+  const int n = 1000, steps = 100;
+  const double dt = 1e-3;
+  const unsigned seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  NbodyParams p;
+  p.softening = 0.05;
+  Bodies b = random_bodies(n, precision, seed);
+  for (auto& a : b.acc) a = {0, 0, 0};
+  CpuReference cpu{b, p.softening * p.softening, p.G};
+  auto eng = make_nbody_cuda(strategy(layout, precision, Tiling::Shared), n, p, {});
+  eng->upload(b);
+  const NbodyDiagnostics d0 = eng->diagnostics();
+  eng->compute_forces();
+  cpu.forces();
+  for (int s = 0; s < steps; ++s) {
+    eng->kick(0.5 * dt);
+    eng->drift(dt);
+    eng->compute_forces();
+    eng->kick(0.5 * dt);
+    cpu.kick(0.5 * dt);
+    cpu.drift(dt);
+    cpu.forces();
+    cpu.kick(0.5 * dt);
+  }
+  EXPECT_EQ(eng->take_records().size(), std::size_t(1 + 4 * steps));
+  const Bodies out = eng->download();
+  double num = 0, den = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto si = std::size_t(i);
+    ASSERT_TRUE(all_finite(out.pos[si]));
+    const Vec3<double> d = out.pos[si] - cpu.b.pos[si];
+    num += dot(d, d);
+    den += dot(cpu.b.pos[si], cpu.b.pos[si]);
+  }
+  // Stated tolerance: rms position difference / rms position after 100 steps.
+  const double tol = precision == Precision::Fp32 ? 1e-5 : 1e-12;
+  const double err = std::sqrt(num / den);
+  EXPECT_LT(err, tol);
+  std::printf("[ info ] trajectory %s: rms position difference %.3g after %d steps (tolerance %.0e)\n",
+              eng->strategy_name().c_str(), err, steps, tol);
+  // Diagnostics reduced on the GPU against the CPU sums (initial state).
+  double ke = 0, pe = 0, m = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto si = std::size_t(i);
+    ke += 0.5 * b.mass[si] * dot(b.vel[si], b.vel[si]);
+    m += b.mass[si];
+    for (int j = 0; j < n; ++j)
+      if (j != i)
+        pe += 0.5 * p.G * b.mass[si] *
+              pair_potential(b.pos[si], Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z, b.mass[std::size_t(j)]}, cpu.eps2);
+  }
+  EXPECT_NEAR(d0.kinetic, ke, 1e-12 * std::abs(ke));
+  EXPECT_NEAR(d0.potential, pe, 1e-12 * std::abs(pe));
+  EXPECT_NEAR(d0.mass, m, 1e-12 * m);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyTrajectoryGpu,
+                         ::testing::Combine(::testing::ValuesIn(kLayouts), ::testing::Values(Precision::Fp32, Precision::Fp64)),
+                         [](const ::testing::TestParamInfo<StepParam>& info) {
+                           return std::string(name(std::get<0>(info.param))) + "_" + name(std::get<1>(info.param));
+                         });
+
+// ---- errors --------------------------------------------------------------------------------
+TEST(NbodyCudaErrors, TooLargeCaseFailsWithBytesNeededAndFree) {
+  SKIP_WITHOUT_GPU();
+  try {
+    make_nbody_cuda(strategy(Layout::AoS, Precision::Fp64, Tiling::Shared), 2000000000, {}, {});
+    FAIL() << "expected an Error for 2e9 fp64 bodies";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("need"), std::string::npos) << m;
+    EXPECT_NE(m.find("free"), std::string::npos) << m;
+  }
+}
+
+TEST(NbodyCudaDevice, CopyBandwidthIsMeasured) {
+  SKIP_WITHOUT_GPU();
+  const double gbs = measure_device_copy_gbs(true);
+  std::printf("[ info ] %s: device copy %.0f GB/s\n", query_device().name.c_str(), gbs);
+  EXPECT_GT(gbs, 100.0);
+}
+
+// `tiersim bench nbody` through the same registration, for GPU nodes where only the test
+// binary is at hand: TIERSIM_BENCH_ARGS="--sizes 65536" ./tiersim_gpu_tests
+// --gtest_also_run_disabled_tests --gtest_filter='*BenchNbody*'
+TEST(NbodyCudaBench, DISABLED_BenchNbody) {
+  SKIP_WITHOUT_GPU();
+  CLI::App app("bench");
+  register_bench_nbody(app);
+  std::vector<std::string> args;
+  std::istringstream in(std::getenv("TIERSIM_BENCH_ARGS") ? std::getenv("TIERSIM_BENCH_ARGS") : "");
+  args.push_back("nbody");
+  for (std::string a; in >> a;) args.push_back(a);
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first
+  app.parse(args);
+}
+
+}  // namespace
+}  // namespace tiersim
