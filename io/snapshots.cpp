@@ -520,6 +520,7 @@ struct SnapshotFile::Impl {
         s.particles = true;
         s.points = n_particles;
         s.position = {"position", row_view("particles/position", r), {n_particles, 3}, true, prec, true};
+        s.connectivity = {"id", "/particles/all/id", {n_particles}, false, 8, false};
         s.attributes.push_back({"velocity", row_view("particles/velocity", r), {n_particles, 3}, true, prec, true});
         s.attributes.push_back({"mass", "/particles/all/mass", {n_particles}, true, prec, false});
         s.attributes.push_back({"id", "/particles/all/id", {n_particles}, false, 8, false});

@@ -68,7 +68,9 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
         << "        <Time Value=\"" << num(s.time) << "\"/>\n";
       if (s.particles) {
         o << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << s.points
-          << "\" NodesPerElement=\"1\"/>\n"
+          << "\" NodesPerElement=\"1\">\n";
+        data_item(o, h5_name, s.connectivity, "          ");
+        o << "        </Topology>\n"
           << "        <Geometry GeometryType=\"XYZ\">\n";
         data_item(o, h5_name, s.position, "          ");
         o << "        </Geometry>\n";

@@ -26,11 +26,13 @@ struct XdmfArray {
 struct XdmfGridStep {
   std::int64_t step = 0;
   double time = 0;
-  // Particles: Polyvertex topology of `points` vertices, geometry XYZ from `position`.
+  // Particles: Polyvertex topology of `points` one-node cells whose connectivity is `connectivity`
+  // (the ids 0..N-1: Xdmf3 makes no cells from NumberOfElements alone), geometry XYZ from `position`.
   // Grid: 3DCoRectMesh of nz*ny*nx points (origin/spacing in x, y, z order; written z, y, x).
   bool particles = true;
   std::uint64_t points = 0;
   XdmfArray position;
+  XdmfArray connectivity;
   int nx = 0, ny = 0, nz = 0;
   double origin[3] = {0, 0, 0};
   double spacing[3] = {1, 1, 1};

@@ -416,7 +416,8 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
   EXPECT_NE(xmf.find("<Time Value=\"0.125\"/>"), std::string::npos);
   EXPECT_EQ(xmf.find("HyperSlab"), std::string::npos);
   const auto items = xmf_items(xmf);
-  EXPECT_EQ(items.size(), 3u * 4 + 3u * 2);  // particles: position, velocity, mass, id; fields: u, v
+  // particles: connectivity (ids), position, velocity, mass, id; fields: u, v
+  EXPECT_EQ(items.size(), 3u * 5 + 3u * 2);
   expect_xmf_resolves(dir);
   EXPECT_FALSE(fs::exists(dir / "snapshots.xmf.tmp"));
 
