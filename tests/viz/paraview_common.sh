@@ -1,0 +1,48 @@
+# Sourced by tests/viz/test_paraview_*.sh: finds ParaView, runs tiersim, checks a run in pvbatch.
+# Usage of a test: bash test_paraview_X.sh <path-to-tiersim> <workdir>; exit 77 = skipped.
+set -u
+TIERSIM=${1:?usage: $0 <tiersim> <workdir>}
+WORK=${2:?usage: $0 <tiersim> <workdir>}
+VIZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC_DIR=$(cd "$VIZ_DIR/../.." && pwd)
+PY=/usr/bin/python3  # Debian's python with python3-h5py; `python3` on PATH may be another build
+
+skip() { echo "SKIP: $*"; exit 77; }
+die() { echo "FAIL: $*"; exit 1; }
+
+require_paraview() {
+  command -v pvbatch >/dev/null 2>&1 || skip "pvbatch not found: ParaView is not installed (scripts/setup installs paraview, python3-paraview and xvfb)"
+  command -v xvfb-run >/dev/null 2>&1 || die "pvbatch exists but xvfb-run does not: Debian's ParaView renders only with an X server (apt-get install xvfb)"
+  [ -x "$PY" ] && "$PY" -c "import h5py, numpy" 2>/dev/null || die "$PY cannot import h5py/numpy (apt-get install python3-h5py python3-numpy)"
+  echo "pvbatch: $(command -v pvbatch) ($(pvbatch --version 2>/dev/null | head -1))"
+}
+
+# run_tiersim NAME CASE [args...]: runs the real CLI into $WORK/NAME.
+run_tiersim() {
+  local name=$1 case=$2
+  shift 2
+  mkdir -p "$WORK"
+  echo "+ tiersim run $case --out $WORK/$name $*"
+  "$TIERSIM" run "$SRC_DIR/$case" --out "$WORK/$name" --force --quiet "$@" || die "tiersim run $case failed"
+  [ -f "$WORK/$name/snapshots.h5" ] || die "$WORK/$name/snapshots.h5 missing"
+}
+
+# check_in_paraview NAME KIND DATAFILE: truth from the .h5 (h5py), then pvbatch opens ./DATAFILE.
+check_in_paraview() {
+  local name=$1 kind=$2 data=$3
+  shift 3
+  local dir="$WORK/$name"
+  "$PY" "$VIZ_DIR/xdmf_truth.py" "$dir/snapshots.h5" >"$dir/truth.json" || die "cannot read $dir/snapshots.h5 with h5py"
+  # Open as ./snapshots.xmf from the run directory: a bare relative name crashed Xdmf3.
+  (cd "$dir" && xvfb-run -a -s "-screen 0 1024x768x24" pvbatch "$VIZ_DIR/paraview_check.py" \
+      --data "./$data" --truth truth.json --kind "$kind" --png "paraview_$kind.png" "$@") \
+    >"$dir/paraview_check.log" 2>&1
+  local rc=$?
+  grep -E '^(ok|FAIL) |failure' "$dir/paraview_check.log"
+  if [ $rc -ne 0 ]; then
+    echo "--- pvbatch log ($dir/paraview_check.log), last lines:"
+    tail -20 "$dir/paraview_check.log"
+    die "ParaView check of $dir/$data ($kind) failed (rc $rc)"
+  fi
+  echo "PNG: $dir/paraview_$kind.png"
+}
