@@ -7,8 +7,25 @@
 #include <fstream>
 #include <sstream>
 
+// toml++ 3.3 turns its internal assertions into optimiser assumptions under NDEBUG, and some
+// malformed inputs reach them (found by tests/fuzz: "[\nx]"). Make them throw instead, so a bad
+// case file is a syntax error, never undefined behaviour.
+namespace tiersim {
+struct TomlInternalAssert {
+  const char* expr;
+};
+[[noreturn]] inline void toml_internal_assert(const char* expr) { throw TomlInternalAssert{expr}; }
+}  // namespace tiersim
+#ifdef NDEBUG
+#define TIERSIM_NDEBUG_WAS_SET
+#undef NDEBUG
+#endif
+#define TOML_ASSERT(expr) ((expr) ? static_cast<void>(0) : ::tiersim::toml_internal_assert(#expr))
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
+#ifdef TIERSIM_NDEBUG_WAS_SET
+#define NDEBUG
+#endif
 
 #include "sim/core.hpp"
 
@@ -123,6 +140,58 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
   return {};
 }
 
+// Checks, before toml++ sees it, that the text is valid UTF-8 and that non-ASCII characters
+// appear only inside strings and comments (the only places TOML 1.0 allows them). toml++ 3.3
+// reaches undefined behaviour on some non-ASCII characters elsewhere (found by tests/fuzz).
+void check_case_text(const std::string& text, const std::string& source) {
+  enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral } st = State::Normal;
+  int line = 1;
+  auto fail = [&](const std::string& what) { throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what); };
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char ch = static_cast<unsigned char>(text[i]);
+    if (ch >= 0x80) {
+      // Validate one UTF-8 sequence.
+      const int len = ch >= 0xF0 && ch < 0xF5 ? 4 : ch >= 0xE0 ? (ch < 0xF0 ? 3 : 0) : ch >= 0xC2 ? 2 : 0;
+      if (len == 0 || i + len > n) fail("invalid UTF-8");
+      for (int k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) fail("invalid UTF-8");
+      if (st == State::Normal) fail("non-ASCII character outside a string or comment");
+      i += len - 1;
+      continue;
+    }
+    if (ch == 0) fail("NUL character");
+    const bool starts3 = i + 2 < n && text[i + 1] == text[i] && text[i + 2] == text[i];
+    switch (st) {
+      case State::Normal:
+        if (ch == '#') st = State::Comment;
+        else if (ch == '"') { st = starts3 ? State::MultiBasic : State::Basic; if (starts3) i += 2; }
+        else if (ch == '\'') { st = starts3 ? State::MultiLiteral : State::Literal; if (starts3) i += 2; }
+        break;
+      case State::Comment:
+        if (ch == '\n') st = State::Normal;
+        break;
+      case State::Basic:
+      case State::MultiBasic:
+        if (ch == '\\') {
+          if (i + 1 < n && static_cast<unsigned char>(text[i + 1]) >= 0x80) fail("invalid escape sequence");
+          ++i;  // the escaped character (a newline after it is handled below)
+          if (i < n && text[i] == '\n') ++line;
+          continue;
+        }
+        if (ch == '"' && (st == State::Basic || starts3)) { if (st == State::MultiBasic) i += 2; st = State::Normal; }
+        else if (ch == '\n' && st == State::Basic) st = State::Normal;  // toml++ reports the unterminated string
+        break;
+      case State::Literal:
+      case State::MultiLiteral:
+        if (ch == '\'' && (st == State::Literal || starts3)) { if (st == State::MultiLiteral) i += 2; st = State::Normal; }
+        else if (ch == '\n' && st == State::Literal) st = State::Normal;
+        break;
+    }
+    if (ch == '\n') ++line;
+  }
+}
+
 std::string location(const std::string& file, const toml::node& n) {
   const auto& src = n.source();
   return file + ":" + std::to_string(src.begin.line) + ": ";
@@ -157,11 +226,14 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
   }
 
   toml::table root;
+  check_case_text(text, source_name);
   try {
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
     throw Error(source_name + ":" + std::to_string(e.source().begin.line) + ": syntax error: " +
                 std::string(e.description()));
+  } catch (const TomlInternalAssert&) {
+    throw Error(source_name + ": syntax error: malformed TOML");
   }
   for (const auto& [section_key, section] : root) {
     const std::string section_name(section_key.str());
@@ -193,8 +265,11 @@ void Case::set(const std::string& key, const std::string& value_text) {
   const KeySpec* spec = find_spec(key);
   if (!spec) throw Error("--set " + unknown_key_message(key));
   toml::table t;
+  check_case_text(value_text, "--set " + key);
   try {
     t = toml::parse("v = " + value_text);
+  } catch (const TomlInternalAssert&) {
+    throw Error("--set " + key + ": '" + value_text + "' is not valid TOML");
   } catch (const toml::parse_error&) {
     // Bare words are strings on the command line: --set strategy.layout=aos
     if (spec->type != KeySpec::Type::String) {

@@ -82,13 +82,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"override unknown", base, {"nbody.cout=5"}, "--set nbody.cout: unknown key (did you mean 'nbody.count'?)"},
         BadCase{"override no equals", base, {"nbody.count"}, "--set nbody.count: expected section.key=value"},
         BadCase{"override wrong type", base, {"nbody.count=lots"}, "--set nbody.count: 'lots' is not an integer"},
-        BadCase{"override out of range", base, {"run.steps=-5"}, "--set run.steps: -5 is out of range"}),
+        BadCase{"override out of range", base, {"run.steps=-5"}, "--set run.steps: -5 is out of range"},
+        // Inputs the fuzzer found that reach undefined behaviour inside toml++ 3.3:
+        BadCase{"newline in table header", "[\nx]\n", {}, "case.toml:1: syntax error"},
+        BadCase{"invalid utf8", "[run\xb0\x12model = \"", {}, "case.toml:1: syntax error: invalid UTF-8"},
+        BadCase{"non-ascii outside string", base + "steps = 1 \xc3\xa9\n", {}, "case.toml:4: syntax error: non-ASCII character outside a string"},
+        BadCase{"non-ascii escape", base + "title = \"\\\xc3\xa9\"\n", {}, "case.toml:4: syntax error: invalid escape sequence"}),
     [](const ::testing::TestParamInfo<BadCase>& i) {
       std::string s = i.param.what;
       for (auto& ch : s)
         if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return s;
     });
+
+TEST(CaseFile, NonAsciiInsideStringsAndCommentsIsFine) {
+  const Case c = Case::parse(base + "title = \"caf\xc3\xa9 # not a comment\"  # commentaire \xc3\xa9t\xc3\xa9\n", "case.toml");
+  EXPECT_EQ(c.get_string("run.title"), "caf\xc3\xa9 # not a comment");
+}
 
 TEST(CaseFile, MissingFileNamesThePath) {
   try {
