@@ -1,0 +1,166 @@
+// `tiersim bench stencil`: the stencil update kernel for each tiling x coefficient space x
+// radius at several grid sizes: ms per step, Gpoints/s, effective GB/s in compulsory bytes (each
+// field read once and written once), % of the copy bandwidth measured in this process, and the
+// bytes the variant moves by its own model. Times are CUDA-event times of single launches of the
+// update kernel (the halo fill is timed apart): median of --reps after --warmup steps.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/device_info.hpp"
+#include "kernels/stencil_engine.hpp"
+#include "sim/bench.hpp"
+#include "sim/core.hpp"
+#include "sim/model.hpp"
+
+namespace tiersim {
+namespace {
+
+struct BenchStencilOptions {
+  std::vector<int> sizes{256, 512};
+  std::vector<int> radii{1, 2, 3, 4};
+  std::vector<std::string> tilings{"none", "shared"};
+  std::vector<std::string> coeffs{"constant", "global"};
+  std::string equation = "heat";
+  std::string precision = "fp32";
+  std::string backend = "auto";
+  int reps = 20, warmup = 3;
+  StencilTuning tuning;
+  std::string csv;
+};
+
+std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Random values in [0.5, 1.5): never zeros.
+std::vector<double> random_field(std::int64_t n, std::uint64_t seed) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+#pragma omp parallel for
+  for (std::int64_t i = 0; i < n; ++i)
+    v[std::size_t(i)] = 0.5 + double(splitmix(std::uint64_t(i) * 4 + seed) >> 11) * 0x1.0p-53;
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+void run_bench_stencil(const BenchStencilOptions& o) {
+  Strategy s;
+  s.backend = resolve_backend(parse_backend(o.backend));
+  s.precision = parse_precision(o.precision);
+  const bool gpu = s.backend == Backend::Cuda;
+  const std::size_t scalar = s.precision == Precision::Fp64 ? 8 : 4;
+  double copy_gbs = 0;
+  if (gpu) {
+    const DeviceInfo d = query_device();
+    if (!d.usable) throw Error("bench stencil --backend cuda: " + d.why_not);
+    std::printf("device: %s, %d SMs, compute capability %d.%d, L2 %s\n", d.name.c_str(), d.sm_count, d.cc_major,
+                d.cc_minor, format_bytes(double(d.l2_bytes)).c_str());
+    copy_gbs = measure_device_copy_gbs(true);
+    std::printf("device copy bandwidth measured in this process (read+write bytes): %.0f GB/s\n", copy_gbs);
+  } else {
+    copy_gbs = measure_host_copy_gbs();
+    std::printf("backend: cpu (tiling and coeffs do not apply); host copy bandwidth: %.1f GB/s\n", copy_gbs);
+  }
+  std::printf("equation %s, %s, one update kernel per step, CUDA-event time per launch, median of %d after %d warm-up\n",
+              o.equation.c_str(), o.precision.c_str(), o.reps, o.warmup);
+  std::printf("compulsory bytes: each field read once + written once; model: bytes the variant requests from L2/DRAM\n\n");
+  std::printf("%5s %2s %-7s %-9s %9s %9s %9s %7s %10s %9s %9s  %s\n", "n", "R", "tiling", "coeffs", "ms/step",
+              "Gpts/s", "GB/s", "% copy", "model MB", "model/cmp", "halo ms", "kernel");
+
+  std::ofstream csv;
+  if (!o.csv.empty()) {
+    csv.open(o.csv);
+    if (!csv) throw Error("bench stencil: cannot write " + o.csv);
+    csv << "n,radius,tiling,coeffs,equation,precision,ms,gpoints_s,gbs,pct_copy,bytes_compulsory,bytes_modelled,halo_ms,"
+           "kernel,copy_gbs\n";
+  }
+
+  for (int n : o.sizes) {
+    StencilProblem p;
+    p.equation = parse_equation(o.equation);
+    p.nx = p.ny = p.nz = n;
+    for (int a = 0; a < 3; ++a) p.h[a] = 1.0 / n;
+    const int nf = stencil_field_count(p.equation);
+    std::vector<std::vector<double>> init;
+    for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f)));
+    for (int R : o.radii) {
+      p.radius = R;
+      const double rho = laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]);
+      const double dt = 0.5 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
+                               : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
+                                                              : gray_scott_dt_limit(rho, p.du, p.dv));
+      for (const auto& ts : (gpu ? o.tilings : std::vector<std::string>{"none"}))
+        for (const auto& cs : (gpu ? o.coeffs : std::vector<std::string>{"constant"})) {
+          s.tiling = parse_tiling(ts);
+          s.coeffs = parse_coeffs(cs);
+          auto eng = gpu ? make_stencil_cuda(s, p, o.tuning) : make_stencil_cpu(s, p);
+          for (int f = 0; f < nf; ++f) eng->upload(f, init[std::size_t(f)]);
+          for (int w = 0; w < o.warmup; ++w) eng->step(dt);
+          (void)eng->take_records();
+          std::vector<double> ms, halo_ms;
+          KernelRecord main;
+          for (int r = 0; r < o.reps; ++r) eng->step(dt);
+          for (const KernelRecord& k : eng->take_records()) {
+            if (k.kernel.find("halo") != std::string::npos) {
+              halo_ms.push_back(k.ms);
+            } else {
+              ms.push_back(k.ms);
+              main = k;
+            }
+          }
+          const double t = median(ms);
+          const double gpts = double(p.points()) / (t * 1e-3) / 1e9;
+          const double gbs = main.bytes_compulsory / (t * 1e-3) / 1e9;
+          const double pct = 100 * gbs / copy_gbs;
+          const double th = median(halo_ms);
+          std::printf("%5d %2d %-7s %-9s %9.4f %9.1f %9.0f %6.1f%% %10.1f %9.3f %9.4f  %s\n", n, R, ts.c_str(), cs.c_str(),
+                      t, gpts, gbs, pct, main.bytes_modelled / 1e6, main.bytes_modelled / main.bytes_compulsory, th,
+                      main.kernel.c_str());
+          std::fflush(stdout);
+          if (csv)
+            csv << n << "," << R << "," << ts << "," << cs << "," << o.equation << "," << o.precision << "," << t << ","
+                << gpts << "," << gbs << "," << pct << "," << main.bytes_compulsory << "," << main.bytes_modelled << ","
+                << th << "," << main.kernel << "," << copy_gbs << "\n";
+        }
+    }
+    (void)scalar;
+  }
+}
+
+}  // namespace
+
+void register_bench_stencil(CLI::App& bench) {
+  auto o = std::make_shared<BenchStencilOptions>();
+  CLI::App* sub = bench.add_subcommand("stencil", "Stencil update kernels: tiling x coeffs x radius x size");
+  sub->add_option("--sizes", o->sizes, "points per axis (cubic grids)")->delimiter(',')->capture_default_str();
+  sub->add_option("--radii", o->radii, "stencil radii 1..4")->delimiter(',')->capture_default_str();
+  sub->add_option("--tilings", o->tilings, "none, shared")->delimiter(',')->capture_default_str();
+  sub->add_option("--coeffs", o->coeffs, "constant, global")->delimiter(',')->capture_default_str();
+  sub->add_option("--equation", o->equation, "heat, wave, gray-scott")->capture_default_str();
+  sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
+  sub->add_option("--backend", o->backend, "auto, cuda, cpu")->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--block-y", o->tuning.block_y, "CUDA threads per block along y (0: per radius)")->capture_default_str();
+  sub->add_option("--z-chunk", o->tuning.z_chunk, "z planes per block (0: auto)")->capture_default_str();
+  sub->add_option("--prefetch", o->tuning.prefetch, "shared tiling: planes loaded ahead, 1 or 2 (0: auto)")
+      ->capture_default_str();
+  sub->add_option("--csv", o->csv, "write the figures to this CSV file");
+  sub->callback([o] { run_bench_stencil(*o); });
+}
+
+}  // namespace tiersim

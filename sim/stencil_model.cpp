@@ -1,0 +1,246 @@
+// The stencil model: a 3D grid with halos, one of three equations (heat, wave, Gray-Scott),
+// advanced by a backend engine (CPU reference or CUDA kernels).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+#include "io/snapshots.hpp"
+#include "kernels/stencil_engine.hpp"
+#include "sim/model.hpp"
+
+namespace tiersim {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+StencilProblem problem_from_case(const Case& c) {
+  StencilProblem p;
+  p.equation = parse_equation(c.get_string("stencil.equation"));
+  const int n = int(c.get_int("grid.n"));
+  p.nx = c.get_int("grid.nx") > 0 ? int(c.get_int("grid.nx")) : n;
+  p.ny = c.get_int("grid.ny") > 0 ? int(c.get_int("grid.ny")) : n;
+  p.nz = c.get_int("grid.nz") > 0 ? int(c.get_int("grid.nz")) : n;
+  p.radius = int(c.get_int("grid.radius"));
+  p.h[0] = c.get_float("grid.length") / p.nx;
+  p.h[1] = c.get_float("grid.hy") > 0 ? c.get_float("grid.hy") : p.h[0];
+  p.h[2] = c.get_float("grid.hz") > 0 ? c.get_float("grid.hz") : p.h[0];
+  p.boundary = c.get_string("grid.boundary") == "fixed" ? Boundary::Fixed : Boundary::Periodic;
+  p.boundary_value = c.get_float("grid.boundary_value");
+  p.diffusivity = c.get_float("heat.diffusivity");
+  p.speed = c.get_float("wave.speed");
+  p.du = c.get_float("gray_scott.du");
+  p.dv = c.get_float("gray_scott.dv");
+  p.feed = c.get_float("gray_scott.feed");
+  p.kill = c.get_float("gray_scott.kill");
+  return p;
+}
+
+double stability_limit(const StencilProblem& p, std::string* what) {
+  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
+  switch (p.equation) {
+    case Equation::Heat:
+      *what = "heat, forward Euler: dt <= 2 / (D * rho), D = " + fmt(p.diffusivity);
+      return heat_dt_limit(rho, p.diffusivity);
+    case Equation::Wave:
+      *what = "wave, leapfrog: dt <= 2 / (c * sqrt(rho)), c = " + fmt(p.speed);
+      return wave_dt_limit(rho, p.speed);
+    default:
+      *what = "gray-scott, forward Euler: dt <= 2 / (max(Du, Dv) * rho), Du = " + fmt(p.du) + ", Dv = " + fmt(p.dv);
+      return gray_scott_dt_limit(rho, p.du, p.dv);
+  }
+}
+
+class StencilModel final : public Model {
+ public:
+  StencilModel(const Case& c, Strategy s) : s_(s), p_(problem_from_case(c)), dt_(c.get_float("run.dt")) {
+    const int n[3] = {p_.nx, p_.ny, p_.nz};
+    for (int a = 0; a < 3; ++a)
+      if (p_.boundary == Boundary::Periodic && n[a] < p_.radius)
+        throw Error("grid: periodic boundaries need at least grid.radius = " + std::to_string(p_.radius) +
+                    " points on every axis (axis " + "xyz"[a] + " has " + std::to_string(n[a]) + ")");
+    std::string what;
+    const double limit = stability_limit(p_, &what);
+    if (dt_ > limit && !c.get_bool("stencil.force"))
+      throw Error("run.dt = " + fmt(dt_) + " exceeds the explicit stability limit " + fmt(limit) + " (" + what +
+                  ", rho = |Laplacian| max = " + fmt(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) +
+                  " for R = " + std::to_string(p_.radius) + "); lower run.dt or set stencil.force = true");
+    if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
+    eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_) : make_stencil_cpu(s_, p_);
+    initialise(c);
+    std::ostringstream d;
+    d << p_.nx << "x" << p_.ny << "x" << p_.nz << " grid, R = " << p_.radius << " (order " << 2 * p_.radius << "), "
+      << (p_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << tiersim::name(p_.equation);
+    describe_ = d.str();
+  }
+
+  std::string name() const override { return std::string("stencil/") + tiersim::name(p_.equation); }
+  std::string strategy_name() const override { return eng_->strategy_name(); }
+  std::string describe() const override { return describe_; }
+
+  void step(double dt) override {
+    dt_ = dt;
+    eng_->step(dt);
+    if (source_) {
+      // u_tt = c^2 lap u + s(t) delta(x - x_s): leapfrog adds dt^2 s(t_n) / cell volume.
+      const double vol = p_.h[0] * p_.h[1] * p_.h[2];
+      eng_->add_point_value(src_[0], src_[1], src_[2], src_amp_ * ricker(time_, src_f_, src_t0_) * dt * dt / vol);
+    }
+    time_ += dt;
+  }
+
+  Observables observe() override {
+    const double vol = p_.h[0] * p_.h[1] * p_.h[2];
+    Observables o;
+    if (p_.equation == Equation::Heat) {
+      const FieldStats st = eng_->stats(0);
+      o = {{"total_heat", st.sum * vol}, {"min", st.min}, {"max", st.max}};
+    } else if (p_.equation == Equation::Wave) {
+      const FieldStats st = eng_->stats(0);
+      o = {{"energy", eng_->wave_energy(dt_) * vol}, {"min", st.min}, {"max", st.max}};
+    } else {
+      const FieldStats u = eng_->stats(0), v = eng_->stats(1);
+      const double np = double(p_.points());
+      o = {{"u_mean", u.sum / np}, {"v_mean", v.sum / np}, {"u_min", u.min},
+           {"u_max", u.max},       {"v_min", v.min},        {"v_max", v.max}};
+    }
+    if (!have_q0_) q0_ = o[0].second, have_q0_ = true;
+    return o;
+  }
+
+  std::pair<std::string, double> conservation(const Observables& now) const override {
+    if (p_.equation == Equation::GrayScott) return {"v_mean", now[1].second};
+    const double q = now[0].second;
+    const char* label = p_.equation == Equation::Heat ? "dQ/Q0" : "dE/E0";
+    if (q0_ == 0) return {p_.equation == Equation::Heat ? "Q" : "E", q};
+    return {label, (q - q0_) / std::fabs(q0_)};
+  }
+
+  void write_snapshot(SnapshotFile& out, std::int64_t step, double time) override {
+    GridGeometry g;
+    g.nx = p_.nx, g.ny = p_.ny, g.nz = p_.nz;
+    for (int a = 0; a < 3; ++a) g.spacing[a] = p_.h[a];
+    const std::vector<std::string> names =
+        p_.equation == Equation::GrayScott ? std::vector<std::string>{"U", "V"} : std::vector<std::string>{"u"};
+    for (std::size_t f = 0; f < names.size(); ++f) {
+      const std::vector<double> v = eng_->download(int(f));
+      if (s_.precision == Precision::Fp64) {
+        out.write_field(step, time, names[f], g, v.data());
+      } else {
+        const std::vector<float> vf(v.begin(), v.end());
+        out.write_field(step, time, names[f], g, vf.data());
+      }
+    }
+  }
+
+  std::vector<KernelRecord> take_records() override { return eng_->take_records(); }
+
+ private:
+  // Coordinates of point i along axis a, with the domain centred on L/2.
+  double coord(int a, int i) const { return i * p_.h[a]; }
+  double extent(int a) const { return (a == 0 ? p_.nx : a == 1 ? p_.ny : p_.nz) * p_.h[a]; }
+
+  template <class F>
+  std::vector<double> sample(F&& f) const {
+    std::vector<double> v(std::size_t(p_.points()));
+    for (int k = 0; k < p_.nz; ++k)
+      for (int j = 0; j < p_.ny; ++j)
+        for (int i = 0; i < p_.nx; ++i)
+          v[(std::size_t(k) * p_.ny + j) * p_.nx + i] = f(coord(0, i), coord(1, j), coord(2, k));
+    return v;
+  }
+
+  std::vector<double> gaussian(double width, double amplitude, double background) const {
+    const double cx = extent(0) / 2, cy = extent(1) / 2, cz = extent(2) / 2, s2 = 2 * width * width;
+    return sample([&](double x, double y, double z) {
+      const double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz);
+      return background + amplitude * std::exp(-r2 / s2);
+    });
+  }
+
+  void initialise(const Case& c) {
+    if (p_.equation == Equation::Heat) {
+      eng_->upload(0, gaussian(c.get_float("heat.pulse_width"), c.get_float("heat.amplitude"),
+                               c.get_float("heat.background")));
+    } else if (p_.equation == Equation::Wave) {
+      const std::string init = c.get_string("wave.initial");
+      if (init == "source") {
+        const std::vector<double> zero(std::size_t(p_.points()), 0.0);
+        eng_->upload(0, zero);
+        eng_->upload(1, zero);
+        source_ = true;
+        const double fr[3] = {c.get_float("wave.source_x"), c.get_float("wave.source_y"), c.get_float("wave.source_z")};
+        const int n[3] = {p_.nx, p_.ny, p_.nz};
+        for (int a = 0; a < 3; ++a) src_[a] = std::min(n[a] - 1, int(fr[a] * n[a]));
+        src_f_ = c.get_float("wave.source_frequency");
+        src_t0_ = c.get_float("wave.source_delay") > 0 ? c.get_float("wave.source_delay") : 1.2 / src_f_;
+        src_amp_ = c.get_float("wave.source_amplitude");
+      } else if (init == "pulse") {
+        const auto u = gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
+        eng_->upload(0, u);
+        eng_->upload(1, u);  // at rest
+      } else {
+        // sin(kx x) sin(ky y) sin(kz z) cos(w t): u(0) and u(-dt) exactly.
+        const double m = double(c.get_int("wave.mode"));
+        const double kx = 2 * kPi * m / extent(0), ky = 2 * kPi * m / extent(1), kz = 2 * kPi * m / extent(2);
+        const double w = p_.speed * std::sqrt(kx * kx + ky * ky + kz * kz);
+        auto mode = [&](double x, double y, double z) { return std::sin(kx * x) * std::sin(ky * y) * std::sin(kz * z); };
+        auto u = sample(mode);
+        eng_->upload(0, u);
+        for (auto& x : u) x *= std::cos(w * dt_);
+        eng_->upload(1, u);
+      }
+    } else {
+      std::vector<double> u(std::size_t(p_.points()), 1.0), v(std::size_t(p_.points()), 0.0);
+      std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
+      std::uniform_real_distribution<double> uni(0.0, 1.0);
+      const double noise = c.get_float("gray_scott.noise");
+      auto at = [&](int i, int j, int k) { return (std::size_t(k) * p_.ny + j) * p_.nx + i; };
+      if (c.get_string("gray_scott.seed") == "cubes") {
+        const int e = int(c.get_int("gray_scott.seed_size"));
+        for (std::int64_t s = 0; s < c.get_int("gray_scott.seed_count"); ++s) {
+          const int x0 = int(uni(rng) * p_.nx), y0 = int(uni(rng) * p_.ny), z0 = int(uni(rng) * p_.nz);
+          for (int k = z0; k < std::min(p_.nz, z0 + e); ++k)
+            for (int j = y0; j < std::min(p_.ny, y0 + e); ++j)
+              for (int i = x0; i < std::min(p_.nx, x0 + e); ++i) u[at(i, j, k)] = 0.5, v[at(i, j, k)] = 0.25;
+        }
+      } else {
+        for (std::size_t q = 0; q < v.size(); ++q) v[q] = 0.25 * uni(rng), u[q] = 1 - 2 * v[q];
+      }
+      for (std::size_t q = 0; q < u.size(); ++q) {
+        u[q] = std::clamp(u[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
+        v[q] = std::clamp(v[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
+      }
+      eng_->upload(0, u);
+      eng_->upload(1, v);
+    }
+  }
+
+  Strategy s_;
+  StencilProblem p_;
+  double dt_;
+  std::unique_ptr<StencilEngine> eng_;
+  std::string describe_;
+  double time_ = 0;
+  bool source_ = false;
+  int src_[3] = {0, 0, 0};
+  double src_f_ = 0, src_t0_ = 0, src_amp_ = 0;
+  bool have_q0_ = false;
+  double q0_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s) {
+  if (c.get_string("run.model") != "stencil") throw Error("make_stencil_model: run.model is not stencil");
+  return std::make_unique<StencilModel>(c, s);
+}
+
+}  // namespace tiersim

@@ -1,0 +1,370 @@
+// Stencil model on the CPU: coefficients, accuracy order, the three equations against
+// analytic solutions, conservation, boundaries, and the stability check.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/stencil_engine.hpp"
+#include "sim/case.hpp"
+#include "sim/model.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Closed form of the central second-derivative weights (Fornberg), to check the derived ones.
+double closed_form_weight(int R, int k) {
+  auto fact = [](int n) { double f = 1; for (int q = 2; q <= n; ++q) f *= q; return f; };
+  return 2.0 * (k % 2 ? 1 : -1) * fact(R) * fact(R) / (double(k) * k * fact(R - k) * fact(R + k));
+}
+
+template <int R>
+double lap_point(const StencilCoeffs<double>& c, const GridView<double>& g, int i, int j, int k) {
+  return laplacian<R>(c, g(i, j, k), [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
+}
+
+double lap_point(int R, const StencilCoeffs<double>& c, const GridView<double>& g, int i, int j, int k) {
+  switch (R) {
+    case 1: return lap_point<1>(c, g, i, j, k);
+    case 2: return lap_point<2>(c, g, i, j, k);
+    case 3: return lap_point<3>(c, g, i, j, k);
+    default: return lap_point<4>(c, g, i, j, k);
+  }
+}
+
+// Fills interior and halo with f at x = x0 + i h (no boundary condition involved).
+void fill_all(const GridView<double>& g, const double h[3], const std::function<double(double, double, double)>& f) {
+  for (int k = -g.r; k < g.nz + g.r; ++k)
+    for (int j = -g.r; j < g.ny + g.r; ++j)
+      for (int i = -g.r; i < g.nx + g.r; ++i) g(i, j, k) = f(-0.4 + i * h[0], -0.3 + j * h[1], -0.5 + k * h[2]);
+}
+
+// Max over interior points of |discrete - exact| / max |exact|.
+double lap_error(int R, const GridView<double>& g, const double h[3],
+                 const std::function<double(double, double, double)>& exact) {
+  const auto c = make_laplacian_coeffs<double>(R, h[0], h[1], h[2]);
+  double err = 0, scale = 0;
+  for (int k = 0; k < g.nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const double e = exact(-0.4 + i * h[0], -0.3 + j * h[1], -0.5 + k * h[2]);
+        err = std::max(err, std::fabs(lap_point(R, c, g, i, j, k) - e));
+        scale = std::max(scale, std::fabs(e));
+      }
+  return err / scale;
+}
+
+Strategy cpu(Precision p = Precision::Fp64) {
+  Strategy s;
+  s.backend = Backend::Cpu;
+  s.precision = p;
+  return s;
+}
+
+std::vector<double> random_field(std::int64_t n, unsigned seed, double lo = 0, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST(StencilCoeffs, DerivedWeightsMatchTheClosedForm) {
+  for (int R = 1; R <= 4; ++R) {
+    double w[kMaxRadius + 1];
+    second_derivative_weights(R, w);
+    double sum = w[0];
+    for (int k = 1; k <= R; ++k) {
+      EXPECT_NEAR(w[k], closed_form_weight(R, k), 1e-15) << "R=" << R << " k=" << k;
+      sum += 2 * w[k];
+    }
+    EXPECT_NEAR(sum, 0.0, 1e-14) << "constants must have zero Laplacian, R=" << R;
+  }
+}
+
+TEST(StencilCoeffs, PolynomialOfDegree2RIsExactAndOfDegree2RPlus2IsNot) {
+  const double h[3] = {0.1, 0.07, 0.13};  // different spacing per axis
+  for (int R = 1; R <= 4; ++R) {
+    HostGrid<double> grid(9, 8, 7, R);
+    const GridView<double> g = grid.view();
+    for (int d : {2 * R, 2 * R + 2}) {
+      // x^d + 0.5 y^d + 0.25 z^d + x^(d-2) y^2: every one-axis power is at most d.
+      auto f = [d](double x, double y, double z) {
+        return std::pow(x, d) + 0.5 * std::pow(y, d) + 0.25 * std::pow(z, d) + std::pow(x, d - 2) * y * y;
+      };
+      auto lap = [d](double x, double y, double z) {
+        const double dd = d * (d - 1.0);
+        double v = dd * (std::pow(x, d - 2) + 0.5 * std::pow(y, d - 2) + 0.25 * std::pow(z, d - 2)) +
+                   2 * std::pow(x, d - 2);
+        if (d >= 4) v += (d - 2.0) * (d - 3.0) * std::pow(x, d - 4) * y * y;
+        return v;
+      };
+      fill_all(g, h, f);
+      const double err = lap_error(R, g, h, lap);
+      if (d == 2 * R)
+        EXPECT_LT(err, 1e-10) << "degree " << d << " must be exact to rounding, R=" << R;
+      else
+        EXPECT_GT(err, 1e-6) << "degree " << d << " cannot be exact, R=" << R;
+    }
+  }
+}
+
+TEST(StencilCoeffs, ConvergenceOrderIs2R) {
+  // Smooth periodic function on [0,1)^3; errors at h = 1/24 and h = 1/48.
+  auto f = [](double x, double y, double z) { return std::sin(2 * kPi * x) * std::cos(2 * kPi * y + 0.3) * std::sin(2 * kPi * z + 1.1); };
+  auto lap = [&](double x, double y, double z) { return -12 * kPi * kPi * f(x, y, z); };
+  for (int R = 1; R <= 4; ++R) {
+    double err[2];
+    for (int level = 0; level < 2; ++level) {
+      const int n = 24 << level;
+      const double h[3] = {1.0 / n, 1.0 / n, 1.0 / n};
+      HostGrid<double> grid(n, n, n, R);
+      const GridView<double> g = grid.view();
+      for (int k = -R; k < n + R; ++k)
+        for (int j = -R; j < n + R; ++j)
+          for (int i = -R; i < n + R; ++i) g(i, j, k) = f(i * h[0], j * h[1], k * h[2]);
+      const auto c = make_laplacian_coeffs<double>(R, h[0], h[1], h[2]);
+      double e2 = 0, s2 = 0;
+      for (int k = 0; k < n; ++k)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) {
+            const double ex = lap(i * h[0], j * h[1], k * h[2]);
+            const double d = lap_point(R, c, g, i, j, k) - ex;
+            e2 += d * d, s2 += ex * ex;
+          }
+      err[level] = std::sqrt(e2 / s2);
+    }
+    const double ratio = err[0] / err[1], expected = std::pow(2.0, 2 * R);
+    EXPECT_NEAR(ratio / expected, 1.0, 0.10) << "R=" << R << " errors " << err[0] << " " << err[1];
+  }
+}
+
+TEST(StencilHalo, PeriodicHaloIsThePeriodicImageCornersIncluded) {
+  HostGrid<double> grid(5, 6, 7, 3);
+  const GridView<double> g = grid.view();
+  const auto v = random_field(g.interior_points(), 3);
+  grid.set_interior(v.data());
+  fill_halo_host(g, Boundary::Periodic, 0.0);
+  auto wrap = [](int i, int n) { return ((i % n) + n) % n; };
+  for (int k = -3; k < 10; ++k)
+    for (int j = -3; j < 9; ++j)
+      for (int i = -3; i < 8; ++i) ASSERT_EQ(g(i, j, k), g(wrap(i, 5), wrap(j, 6), wrap(k, 7))) << i << "," << j << "," << k;
+}
+
+TEST(StencilHalo, FixedHaloHoldsTheValueAndLeavesTheInterior) {
+  HostGrid<float> grid(5, 6, 7, 2);
+  const GridView<float> g = grid.view();
+  for (int k = 0; k < 7; ++k)
+    for (int j = 0; j < 6; ++j)
+      for (int i = 0; i < 5; ++i) g(i, j, k) = float(i + 10 * j + 100 * k);
+  fill_halo_host(g, Boundary::Fixed, 0.25f);
+  for (int k = -2; k < 9; ++k)
+    for (int j = -2; j < 8; ++j)
+      for (int i = -2; i < 7; ++i) {
+        const bool inside = i >= 0 && i < 5 && j >= 0 && j < 6 && k >= 0 && k < 7;
+        ASSERT_EQ(g(i, j, k), inside ? float(i + 10 * j + 100 * k) : 0.25f);
+      }
+}
+
+TEST(StencilGrid, RowsStartOn128ByteBoundaries) {
+  for (int r = 1; r <= 4; ++r) {
+    HostGrid<float> f(37, 5, 3, r);
+    HostGrid<double> d(37, 5, 3, r);
+    for (int k = -r; k < 3 + r; ++k)
+      for (int j = -r; j < 5 + r; ++j) {
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.view().row(j, k)) % 128, 0u);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(d.view().row(j, k)) % 128, 0u);
+      }
+    EXPECT_GE(f.spec().pitch, f.spec().xoff + 37 + r);
+  }
+}
+
+// Heat: a Gaussian of width s0 spreads as s^2 = s0^2 + 2 D t, peak (s0/s)^3.
+// Stated tolerance: relative L2 error 2e-3 at n = 64, R = 2, dt = 0.2 of the limit, t = s0^2 / (2D)
+// (the width grows by sqrt(2)). Measured 1.06e-3, and 2.22e-3 at dt = 0.4 of the limit: the
+// first-order time error of forward Euler dominates the fourth-order spatial error here.
+TEST(StencilHeat, MatchesTheAnalyticGaussian) {
+  StencilProblem p;
+  p.equation = Equation::Heat;
+  p.nx = p.ny = p.nz = 64;
+  p.radius = 2;
+  p.h[0] = p.h[1] = p.h[2] = 1.0 / 64;
+  p.diffusivity = 1.0;
+  auto eng = make_stencil_cpu(cpu(), p);
+  const double s0 = 0.05, c0 = 0.5;
+  auto gauss = [&](double s2, double amp) {
+    std::vector<double> v(std::size_t(p.points()));
+    for (int k = 0; k < 64; ++k)
+      for (int j = 0; j < 64; ++j)
+        for (int i = 0; i < 64; ++i) {
+          const double x = i / 64.0 - c0, y = j / 64.0 - c0, z = k / 64.0 - c0;
+          v[(std::size_t(k) * 64 + j) * 64 + i] = amp * std::exp(-(x * x + y * y + z * z) / (2 * s2));
+        }
+    return v;
+  };
+  eng->upload(0, gauss(s0 * s0, 1.0));
+  const double limit = heat_dt_limit(laplacian_spectral_radius(2, p.h[0], p.h[1], p.h[2]), 1.0);
+  const double t_end = s0 * s0 / 2;
+  const int steps = int(std::ceil(t_end / (0.2 * limit)));
+  const double dt = t_end / steps;
+  for (int s = 0; s < steps; ++s) eng->step(dt);
+  const double s2 = s0 * s0 + 2 * t_end;
+  const auto exact = gauss(s2, std::pow(s0 * s0 / s2, 1.5));
+  const auto got = eng->download(0);
+  double e2 = 0, n2 = 0;
+  for (std::size_t q = 0; q < got.size(); ++q) e2 += (got[q] - exact[q]) * (got[q] - exact[q]), n2 += exact[q] * exact[q];
+  const double rel = std::sqrt(e2 / n2);
+  RecordProperty("relative_l2_error", std::to_string(rel));
+  EXPECT_LT(rel, 2e-3) << steps << " steps of dt " << dt;
+  // And it is not trivially small: the pulse did spread (the initial field is far off).
+  const auto init = gauss(s0 * s0, 1.0);
+  double d2 = 0;
+  for (std::size_t q = 0; q < got.size(); ++q) d2 += (init[q] - exact[q]) * (init[q] - exact[q]);
+  EXPECT_GT(std::sqrt(d2 / n2), 100 * rel);
+}
+
+// Wave: sin(2 pi x) sin(2 pi y) sin(2 pi z) cos(w t) on the periodic unit cube, R = 4, n = 32,
+// 200 leapfrog steps per period. Stated tolerances after one period: amplitude within 1e-4,
+// phase within 1e-3 rad (leapfrog's phase error is about 2 pi (w dt)^2 / 24 = 2.6e-4 rad here).
+TEST(StencilWave, StandingWaveKeepsAmplitudeAndPhaseOverOnePeriod) {
+  StencilProblem p;
+  p.equation = Equation::Wave;
+  p.nx = p.ny = p.nz = 32;
+  p.radius = 4;
+  p.h[0] = p.h[1] = p.h[2] = 1.0 / 32;
+  p.speed = 1.0;
+  auto eng = make_stencil_cpu(cpu(), p);
+  const double k = 2 * kPi, w = std::sqrt(3.0) * k, period = 2 * kPi / w;
+  const int steps = 200;
+  const double dt = period / steps;
+  std::vector<double> mode(std::size_t(p.points()));
+  for (int kk = 0; kk < 32; ++kk)
+    for (int j = 0; j < 32; ++j)
+      for (int i = 0; i < 32; ++i)
+        mode[(std::size_t(kk) * 32 + j) * 32 + i] = std::sin(k * i / 32.0) * std::sin(k * j / 32.0) * std::sin(k * kk / 32.0);
+  std::vector<double> prev(mode);
+  for (auto& x : prev) x *= std::cos(w * dt);
+  eng->upload(0, mode);
+  eng->upload(1, prev);
+  const double e0 = eng->wave_energy(dt);
+  for (int s = 0; s < steps; ++s) eng->step(dt);
+  auto project = [&](const std::vector<double>& u) {
+    double a = 0, b = 0;
+    for (std::size_t q = 0; q < u.size(); ++q) a += u[q] * mode[q], b += mode[q] * mode[q];
+    return a / b;
+  };
+  // u^n = A cos(theta), u^(n-1) = A cos(theta - w dt): solve for A and theta (= 2 pi + phase error).
+  const double an = project(eng->download(0)), am = project(eng->download(1));
+  const double a_cos = an, a_sin = (am - an * std::cos(w * dt)) / std::sin(w * dt);
+  const double amp = std::hypot(a_cos, a_sin), phase = std::atan2(a_sin, a_cos);
+  EXPECT_NEAR(amp, 1.0, 1e-4);
+  EXPECT_NEAR(phase, 0.0, 1e-3);
+  EXPECT_GT(std::fabs(phase), 1e-6) << "a phase error of exactly zero would mean the test measures nothing";
+  // Leapfrog's discrete energy is conserved to rounding.
+  EXPECT_NEAR(eng->wave_energy(dt) / e0, 1.0, 1e-10);
+}
+
+TEST(StencilHeat, TotalHeatIsConservedWithPeriodicBoundaries) {
+  for (int R = 1; R <= 4; ++R) {
+    StencilProblem p;
+    p.equation = Equation::Heat;
+    p.nx = 21, p.ny = 17, p.nz = 13;
+    p.radius = R;
+    p.h[0] = 0.1, p.h[1] = 0.12, p.h[2] = 0.09;
+    auto eng = make_stencil_cpu(cpu(), p);
+    eng->upload(0, random_field(p.points(), 7 + R, 0.5, 1.5));
+    const double q0 = eng->stats(0).sum;
+    const double limit = heat_dt_limit(laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]), p.diffusivity);
+    for (int s = 0; s < 100; ++s) eng->step(0.9 * limit);
+    const FieldStats st = eng->stats(0);
+    EXPECT_NEAR(st.sum / q0, 1.0, 1e-13) << "R=" << R;
+    EXPECT_LT(st.max - st.min, 0.5) << "the field must have smoothed, R=" << R;
+  }
+}
+
+TEST(StencilHeat, FixedBoundariesHoldTheirValue) {
+  StencilProblem p;
+  p.equation = Equation::Heat;
+  p.nx = 12, p.ny = 10, p.nz = 9;
+  p.radius = 2;
+  p.boundary = Boundary::Fixed;
+  p.boundary_value = 0.3;
+  auto eng = make_stencil_cpu(cpu(), p);
+  eng->upload(0, std::vector<double>(std::size_t(p.points()), 1.0));
+  const double limit = heat_dt_limit(laplacian_spectral_radius(2, 1, 1, 1), 1.0);
+  for (int s = 0; s < 2000; ++s) eng->step(0.9 * limit);
+  const FieldStats st = eng->stats(0);
+  EXPECT_GE(st.min, 0.3 - 1e-12);  // maximum principle: nothing below the boundary value
+  EXPECT_LT(st.max, 0.3 + 1e-3);   // the interior relaxed to the value the boundary holds
+  // The same field with periodic boundaries keeps its heat: the boundary is what drained it.
+  p.boundary = Boundary::Periodic;
+  auto per = make_stencil_cpu(cpu(), p);
+  per->upload(0, std::vector<double>(std::size_t(p.points()), 1.0));
+  for (int s = 0; s < 10; ++s) per->step(0.9 * limit);
+  EXPECT_NEAR(per->stats(0).min, 1.0, 1e-12);
+}
+
+TEST(StencilGrayScott, UniformStateIsAFixedPointAndSeedsReact) {
+  StencilProblem p;
+  p.equation = Equation::GrayScott;
+  p.nx = p.ny = p.nz = 16;
+  p.radius = 1;
+  auto eng = make_stencil_cpu(cpu(Precision::Fp32), p);
+  eng->upload(0, std::vector<double>(std::size_t(p.points()), 1.0));
+  eng->upload(1, std::vector<double>(std::size_t(p.points()), 0.0));
+  for (int s = 0; s < 10; ++s) eng->step(1.0);
+  EXPECT_EQ(eng->stats(0).min, 1.0);
+  EXPECT_EQ(eng->stats(1).max, 0.0);
+  auto v = std::vector<double>(std::size_t(p.points()), 0.0);
+  for (int q = 0; q < 64; ++q) v[std::size_t(q) * 61] = 0.5;
+  eng->upload(1, v);
+  eng->step(1.0);
+  EXPECT_LT(eng->stats(0).min, 1.0);  // U consumed where V sits
+}
+
+namespace {
+std::string heat_case(double dt, bool force) {
+  return "[run]\nmodel = \"stencil\"\ndt = " + std::to_string(dt) +
+         "\nsteps = 1\n[strategy]\nbackend = \"cpu\"\n[grid]\nn = 16\nradius = 3\nlength = 1.0\n[stencil]\nequation = "
+         "\"heat\"\nforce = " +
+         (force ? "true" : "false") + "\n";
+}
+}  // namespace
+
+TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
+  const double h = 1.0 / 16;
+  const double limit = heat_dt_limit(laplacian_spectral_radius(3, h, h, h), 1.0);
+  const Case ok = Case::parse(heat_case(0.99 * limit, false), "ok.toml");
+  EXPECT_NO_THROW(make_stencil_model(ok, strategy_from_case(ok)));
+  const Case bad = Case::parse(heat_case(1.01 * limit, false), "bad.toml");
+  try {
+    make_stencil_model(bad, strategy_from_case(bad));
+    FAIL() << "dt above the limit was accepted";
+  } catch (const Error& e) {
+    char lim[32];
+    std::snprintf(lim, sizeof lim, "%.6g", limit);
+    EXPECT_NE(std::string(e.what()).find("stability limit " + std::string(lim)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("stencil.force"), std::string::npos) << e.what();
+  }
+  const Case forced = Case::parse(heat_case(1.01 * limit, true), "forced.toml");
+  EXPECT_NO_THROW(make_stencil_model(forced, strategy_from_case(forced)));
+}
+
+TEST(StencilModel, ObservablesPerEquation) {
+  const Case c = Case::parse(heat_case(1e-5, false), "heat.toml");
+  auto m = make_stencil_model(c, strategy_from_case(c));
+  const Observables o = m->observe();
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0].first, "total_heat");
+  EXPECT_GT(o[0].second, 0);
+  m->step(1e-5);
+  EXPECT_NEAR(m->conservation(m->observe()).second, 0.0, 1e-5);  // fp32 field
+}
