@@ -14,6 +14,12 @@ require_paraview() {
   command -v pvbatch >/dev/null 2>&1 || skip "pvbatch not found: ParaView is not installed (scripts/setup installs paraview, python3-paraview and xvfb)"
   command -v xvfb-run >/dev/null 2>&1 || die "pvbatch exists but xvfb-run does not: Debian's ParaView renders only with an X server (apt-get install xvfb)"
   [ -x "$PY" ] && "$PY" -c "import h5py, numpy" 2>/dev/null || die "$PY cannot import h5py/numpy (apt-get install python3-h5py python3-numpy)"
+  # pvbatch without ParaView's Python modules (python3-paraview is only a Recommends of paraview)
+  # cannot run any script: that is a broken install, not a missing ParaView.
+  echo 'import paraview.simple' >"${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py"
+  xvfb-run -a pvbatch "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py" >"${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log" 2>&1 ||
+    { tail -3 "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log"; die "pvbatch cannot import paraview.simple (apt-get install python3-paraview)"; }
+  rm -f "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py" "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log"
   echo "pvbatch: $(command -v pvbatch) ($(pvbatch --version 2>/dev/null | head -1))"
 }
 

@@ -1,0 +1,149 @@
+"""pvbatch part of scripts/render (run from the run directory, under xvfb-run)."""
+import argparse
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+from paraview import servermanager
+from vtkmodules.util.numpy_support import vtk_to_numpy
+from paraview import simple as pv
+
+
+def collections(xmf):
+    """Names of the temporal collections in the .xmf and, for grids, their attribute names."""
+    root = ET.parse(xmf).getroot()
+    out = {}
+    for g in root.find("Domain").findall("Grid"):
+        steps = g.findall("Grid")
+        if not steps:
+            continue
+        topo = steps[0].find("Topology").get("TopologyType")
+        attrs = [a.get("Name") for a in steps[0].findall("Attribute")]
+        out[g.get("Name")] = {"particles": topo == "Polyvertex", "attributes": attrs}
+    return out
+
+
+def block(reader, name):
+    """The data of one collection at the reader's current time (the reader may give a multiblock)."""
+    d = servermanager.Fetch(reader)
+    if not d.IsA("vtkCompositeDataSet"):
+        return d
+    it = d.NewIterator()
+    it.UnRegister(None)
+    it.InitTraversal()
+    first = None
+    while not it.IsDoneWithTraversal():
+        b = it.GetCurrentDataObject()
+        if b is not None and b.GetNumberOfPoints() > 0:
+            label = it.GetCurrentMetaData().Get(d.NAME()) if it.HasCurrentMetaData() else ""
+            if label == name:
+                return b
+            first = first or b
+        it.GoToNextItem()
+    return first
+
+
+def make_view(size):
+    view = pv.CreateView("RenderView")
+    view.ViewSize = size
+    view.OrientationAxesVisibility = 0
+    try:
+        view.UseColorPaletteForBackground = 0
+    except AttributeError:
+        pass
+    view.Background = [0.08, 0.08, 0.1]
+    return view
+
+
+def frames(view, times, out, stem, size):
+    for k, t in enumerate(times):
+        view.ViewTime = t
+        pv.Render(view)
+        pv.SaveScreenshot(os.path.join(out, "%s_%05d.png" % (stem, k)), view, ImageResolution=size)
+    print("frames: %s/%s_00000.png .. %s_%05d.png (%d)" % (out, stem, stem, len(times) - 1, len(times)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--field", default="")
+    ap.add_argument("--size", default="960x720")
+    args = ap.parse_args()
+    size = [int(x) for x in re.split("[x,]", args.size)]
+    cols = collections(args.data)
+    if not cols:
+        print("render: %s has no snapshots" % args.data, file=sys.stderr)
+        return 1
+    reader = pv.OpenDataFile(args.data)
+    times = list(reader.TimestepValues) if reader.TimestepValues else [0.0]
+    reader.UpdatePipeline(times[0])
+    for name, c in cols.items():
+        view = make_view(size)
+        if c["particles"]:
+            src = pv.Calculator(Input=reader)
+            src.ResultArrayName = "speed"
+            src.Function = "mag(velocity)"
+            disp = pv.Show(src, view)
+            disp.SetRepresentationType("Points")
+            disp.PointSize = 2
+            pv.ColorBy(disp, ("POINTS", "speed"))
+            lut = pv.GetColorTransferFunction("speed")
+            lut.ApplyPreset("Inferno (matplotlib)", True)
+            src.UpdatePipeline(times[0])
+            b = block(src, name)
+            lo, hi = b.GetPointData().GetArray("speed").GetRange()
+            lut.RescaleTransferFunction(lo, hi)
+            bar = pv.GetScalarBar(lut, view)
+            bar.Title = "speed"
+            bar.ComponentTitle = ""
+            # Frame the bulk of the bodies, not the bounds: a few escapers would shrink the cloud to a dot.
+            pv.Render(view)  # the first render resets the camera: set ours after it
+            pts = vtk_to_numpy(b.GetPoints().GetData()).astype("float64")
+            centre = np.median(pts, axis=0)
+            r90 = float(np.percentile(np.linalg.norm(pts - centre, axis=1), 90)) or 1.0
+            view.CameraFocalPoint = centre.tolist()
+            view.CameraPosition = (centre + np.array([0.0, -3.2 * r90, 1.6 * r90])).tolist()
+            view.CameraViewUp = [0, 0, 1]
+            view.CameraViewAngle = 30
+            frames(view, times, args.out, "particles", size)
+        else:
+            field = args.field or c["attributes"][0]
+            if field not in c["attributes"]:
+                print("render: no field '%s' in %s (fields: %s)" % (field, name, ", ".join(c["attributes"])), file=sys.stderr)
+                return 1
+            b = block(reader, name)
+            bounds = b.GetBounds()
+            centre = [0.5 * (bounds[2 * k] + bounds[2 * k + 1]) for k in range(3)]
+            flat_z = bounds[5] - bounds[4] <= 0
+            src = pv.Slice(Input=reader)
+            src.SliceType = "Plane"
+            src.SliceType.Origin = centre
+            src.SliceType.Normal = [0, 1, 0] if flat_z else [0, 0, 1]
+            disp = pv.Show(src, view)
+            pv.ColorBy(disp, ("POINTS", field))
+            lut = pv.GetColorTransferFunction(field)
+            lut.ApplyPreset("Viridis (matplotlib)", True)
+            lo, hi = b.GetPointData().GetArray(field).GetRange()
+            lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1)
+            bar = pv.GetScalarBar(lut, view)
+            bar.Title = field
+            bar.ComponentTitle = ""
+            outline = pv.Show(pv.Outline(Input=reader), view)
+            outline.DiffuseColor = [0.8, 0.8, 0.8]
+            pv.Render(view)
+            view.CameraPosition = [centre[0] + 0.0, centre[1] - 2.2 * (bounds[3] - bounds[2] + 1e-30), centre[2] + 1.6 * (bounds[5] - bounds[4] + 1e-30)] if not flat_z else [centre[0], centre[1], centre[2] + 1]
+            view.CameraFocalPoint = centre
+            view.CameraViewUp = [0, 0, 1] if not flat_z else [0, 1, 0]
+            view.ResetCamera()
+            frames(view, times, args.out, field, size)
+        pv.Delete(view)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # skip ParaView's teardown (GLXBadContext under Xvfb)
