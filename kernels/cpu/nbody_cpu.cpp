@@ -4,6 +4,7 @@
 // number of threads.
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -32,12 +33,27 @@ class CpuNbodyEngine final : public NbodyEngine {
     const int n = v.n;
     const T eps2 = T(force_eps2(params_.softening));
     const T G = T(params_.G);
+    // Blocks of kBlock bodies i; for each j the block's interactions run as SIMD lanes. Each
+    // body's sum still runs over j in order, so the result is the same for any thread count.
+    constexpr int kBlock = 16;
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < n; ++i) {
-      const Vec3<T> ri = v.pos(i);
-      Vec3<T> a{0, 0, 0};
-      for (int j = 0; j < n; ++j) accumulate_pair(ri, v.pos_mass(j), eps2, a);
-      v.set_acc(i, G * a);
+    for (int i0 = 0; i0 < n; i0 += kBlock) {
+      const int m = std::min(kBlock, n - i0);
+      T px[kBlock], py[kBlock], pz[kBlock], ax[kBlock] = {}, ay[kBlock] = {}, az[kBlock] = {};
+      for (int k = 0; k < kBlock; ++k) {
+        const Vec3<T> p = v.pos(i0 + std::min(k, m - 1));
+        px[k] = p.x, py[k] = p.y, pz[k] = p.z;
+      }
+      for (int j = 0; j < n; ++j) {
+        const Vec4<T> q = v.pos_mass(j);
+#pragma omp simd
+        for (int k = 0; k < kBlock; ++k) {
+          Vec3<T> a{ax[k], ay[k], az[k]};
+          accumulate_pair(Vec3<T>{px[k], py[k], pz[k]}, q, eps2, a);
+          ax[k] = a.x, ay[k] = a.y, az[k] = a.z;
+        }
+      }
+      for (int k = 0; k < m; ++k) v.set_acc(i0 + k, G * Vec3<T>{ax[k], ay[k], az[k]});
     }
     const double nn = double(n) * n;
     record("nbody_forces", t0, n * (4.0 + 3.0) * sizeof(T), n * (4.0 + 3.0) * sizeof(T),
