@@ -113,18 +113,7 @@ int main(int argc, char** argv) {
       if (l2_bytes >= 0) ro.overrides.push_back("strategy.l2_persist_bytes=" + std::to_string(l2_bytes));
       if (steps >= 0) ro.overrides.push_back("run.steps=" + std::to_string(steps));
       for (const auto& s : sets) ro.overrides.push_back(s);
-      if (!formats.empty()) {
-        ro.formats.clear();
-        std::size_t pos = 0;
-        while (pos <= formats.size()) {
-          const auto comma = formats.find(',', pos);
-          const std::string f = formats.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-          if (f != "xdmf" && f != "vtk") throw tiersim::Error("--format: unknown format '" + f + "' (expected xdmf,vtk)");
-          ro.formats.push_back(f);
-          if (comma == std::string::npos) break;
-          pos = comma + 1;
-        }
-      }
+      if (!formats.empty()) ro.formats = formats;
       return tiersim::run_case(ro).exit_code;
     }
     // bench subcommands run from their own callbacks.

@@ -92,6 +92,9 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
 
   // Everything that can be refused is checked here, before the output directory exists.
+  SnapshotOptions snap_options;
+  snap_options.formats = parse_formats(o.formats);
+  snap_options.double_precision = s.precision == Precision::Fp64;
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
 
   const std::string dir = o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
@@ -108,7 +111,7 @@ RunResult run_case(const RunOptions& o) {
                       gpu ? measure_device_copy_gbs() : measure_host_copy_gbs());
 
   RunInfo info{c.effective_toml(), o.case_path, model->strategy_name(), model->name(), TIERSIM_VERSION, device};
-  SnapshotFile out(dir, info, s.precision == Precision::Fp64);
+  SnapshotFile out(dir, info, snap_options);
 
   if (!o.quiet)
     std::fprintf(stderr, "tiersim: %s, %s, %s, %lld steps of dt=%g -> %s\n", model->name().c_str(),

@@ -16,7 +16,7 @@ struct RunOptions {
   std::string out_dir;                 // empty: out/<case name>
   bool force = false;                  // replace an existing output directory
   bool quiet = false;
-  std::vector<std::string> formats{"xdmf"};
+  std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
 };
 
 struct RunResult {
