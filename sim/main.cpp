@@ -62,7 +62,10 @@ int main(int argc, char** argv) {
   long long l2_bytes = -1;
   std::vector<std::string> sets;
   auto* run = app.add_subcommand("run", "Run a case file");
-  run->add_option("case", ro.case_path, "case file (TOML)")->required();
+  auto* case_opt = run->add_option("case", ro.case_path, "case file (TOML)");
+  run->add_option("--restart", ro.restart_dir,
+                  "continue the run in DIR from its last checkpoint (the case stored there; --steps extends it)")
+      ->excludes(case_opt);
   run->add_option("--backend", backend, "auto|cpu|cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   run->add_option("--layout", layout, "particle layout aos|soa|aosoa|float4")
       ->check(CLI::IsMember({"aos", "soa", "aosoa", "float4"}));
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("compare")) return tiersim::run_compare(co);
     if (*run) {
+      if (ro.case_path.empty() && ro.restart_dir.empty()) throw tiersim::Error("run: give a case file or --restart DIR");
       // Flags first, then --set: the more explicit override wins.
       auto flag = [&](const char* key, const std::string& v) {
         if (!v.empty()) ro.overrides.push_back(std::string(key) + "=\"" + v + "\"");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,13 @@
 namespace tiersim {
 
 class SnapshotFile;  // io/snapshots.hpp
+struct ModelState;   // io/checkpoint.hpp
+
+// Where the first NaN or infinity sits, and the kernel that writes that array.
+struct NonFinite {
+  std::string array, kernel;
+  std::int64_t index = 0;
+};
 
 using Observables = std::vector<std::pair<std::string, double>>;
 
@@ -34,6 +42,18 @@ class Model {
   virtual std::vector<KernelRecord> take_records() = 0;
   // A short description for the start-up banner ("65536 bodies, Plummer sphere").
   virtual std::string describe() const = 0;
+
+  // Restart: the exact state at a step boundary (values held in double, which is exact for fp32
+  // and fp64), and its reinstatement into a freshly built model of the same case.
+  // (Defaults in sim/model.cpp refuse with a one-line Error.)
+  virtual ModelState save_state();
+  virtual void load_state(const ModelState& s);
+
+  // The first non-finite value of each array of the state that has one (copies state back from
+  // the device); empty when all is finite.
+  virtual std::vector<NonFinite> find_non_finite() { return {}; }
+  // Fault injection for the tests: makes one value of the state NaN.
+  virtual void inject_nan(std::int64_t index);
 };
 
 // Factories: each validates the model's own keys (ranges that depend on each other, stability

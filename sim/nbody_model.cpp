@@ -2,7 +2,9 @@
 // diagnostics and snapshots.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "sim/host_memory.hpp"
@@ -105,6 +107,59 @@ class NbodyModel final : public Model {
   }
 
   std::vector<KernelRecord> take_records() override { return engine_->take_records(); }
+
+  ModelState save_state() override {
+    const Bodies b = engine_->download();
+    ModelState s;
+    auto flat = [&](const std::vector<Vec3<double>>& v) {
+      std::vector<double> out(3 * v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) out[3 * i] = v[i].x, out[3 * i + 1] = v[i].y, out[3 * i + 2] = v[i].z;
+      return out;
+    };
+    s.arrays = {{"position", flat(b.pos)}, {"velocity", flat(b.vel)}, {"acceleration", flat(b.acc)}, {"mass", b.mass}};
+    s.scalars = {{"initial_energy", e0_}, {"has_initial_energy", have_e0_ ? 1.0 : 0.0}};
+    return s;
+  }
+
+  void load_state(const ModelState& s) override {
+    const auto& pos = s.array("position");
+    if (pos.size() != 3 * std::size_t(n_))
+      throw Error("restart: the checkpoint holds " + std::to_string(pos.size() / 3) + " bodies, the case " +
+                  std::to_string(n_));
+    Bodies b;
+    b.resize(n_);
+    auto unflat = [&](const std::vector<double>& v, std::vector<Vec3<double>>& out) {
+      for (int i = 0; i < n_; ++i) out[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+    };
+    unflat(pos, b.pos);
+    unflat(s.array("velocity"), b.vel);
+    unflat(s.array("acceleration"), b.acc);
+    b.mass = s.array("mass");
+    engine_->upload(b);  // acceleration included: the next kick uses it, no force evaluation
+    e0_ = s.scalar("initial_energy");
+    have_e0_ = s.scalar("has_initial_energy") != 0;
+  }
+
+  std::vector<NonFinite> find_non_finite() override {
+    const Bodies b = engine_->download();
+    auto first_bad = [&](const std::vector<Vec3<double>>& v) -> std::int64_t {
+      for (int i = 0; i < n_; ++i)
+        if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z)) return i;
+      return -1;
+    };
+    std::vector<NonFinite> out;
+    // In the order a step writes them: kick, drift, forces.
+    if (const auto i = first_bad(b.vel); i >= 0) out.push_back({"velocity", "nbody_kick", i});
+    if (const auto i = first_bad(b.pos); i >= 0) out.push_back({"position", "nbody_drift", i});
+    if (const auto i = first_bad(b.acc); i >= 0) out.push_back({"acceleration", "nbody_forces", i});
+    return out;
+  }
+
+  void inject_nan(std::int64_t index) override {
+    Bodies b = engine_->download();
+    b.vel[static_cast<std::size_t>(index % n_)].x = std::nan("");
+    engine_->upload(b);
+  }
 
   // For restarts and tests.
   NbodyEngine& engine() { return *engine_; }

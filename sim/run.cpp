@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/device_info.hpp"
 #include "sim/case.hpp"
@@ -77,8 +79,43 @@ void prepare_out_dir(const std::string& dir, bool force) {
 
 }  // namespace
 
+namespace {
+
+std::string observables_text(const Observables& obs) {
+  std::string s;
+  for (const auto& [k, v] : obs)
+    if (!std::isfinite(v)) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+// Stops the run with one line naming the step, the array, the kernel that writes it and the
+// first bad index, when the state holds a NaN or infinity. Nothing of that step is written.
+void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapshot, const std::string& hint) {
+  const auto bad = model.find_non_finite();
+  if (bad.empty() && hint.empty()) return;
+  std::string where;
+  for (const auto& b : bad)
+    where += (where.empty() ? "" : ", ") + b.array + "[" + std::to_string(b.index) + "] (kernel " + b.kernel + ")";
+  if (bad.empty()) where = "the diagnostics " + hint;
+  throw Error("step " + std::to_string(step) + ": non-finite values in " + where +
+              "; run stopped, last good snapshot at step " + std::to_string(last_good_snapshot) +
+              " (dt too large or an unstable setup?)");
+}
+
+std::int64_t env_int(const char* name, std::int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoll(v) : fallback;
+}
+
+}  // namespace
+
 RunResult run_case(const RunOptions& o) {
-  Case c = Case::load(o.case_path, o.overrides);
+  // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
+  const bool restart = !o.restart_dir.empty();
+  Checkpoint ckpt;
+  if (restart) ckpt = read_checkpoint(o.restart_dir);
+  Case c = restart ? Case::parse(ckpt.case_toml, (fs::path(o.restart_dir) / "case.toml").string(), o.overrides)
+                   : Case::load(o.case_path, o.overrides);
   Strategy s = strategy_from_case(c);
   std::string why;
   s.backend = resolve_backend(s.backend, &why);
@@ -90,15 +127,24 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t steps = c.get_int("run.steps");
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
+  const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
 
   // Everything that can be refused is checked here, before the output directory exists.
   SnapshotOptions snap_options;
   snap_options.formats = parse_formats(o.formats);
   snap_options.double_precision = s.precision == Precision::Fp64;
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
+  if (restart) {
+    if (ckpt.model != model->name())
+      throw Error(o.restart_dir + ": the checkpoint is of model " + ckpt.model + ", the case of " + model->name());
+    if (ckpt.step > steps)
+      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
+                  std::to_string(steps));
+    model->load_state(ckpt.state);
+  }
 
-  const std::string dir = o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
-  prepare_out_dir(dir, o.force);
+  const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
+  if (!restart) prepare_out_dir(dir, o.force);
   {
     std::ofstream f(fs::path(dir) / "case.toml");
     f << c.effective_toml();
@@ -109,46 +155,78 @@ RunResult run_case(const RunOptions& o) {
   const std::string device = gpu ? dev.name : "CPU (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)",
                       gpu ? measure_device_copy_gbs() : measure_host_copy_gbs());
+  const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
 
-  RunInfo info{c.effective_toml(), o.case_path, model->strategy_name(), model->name(), TIERSIM_VERSION, device};
-  SnapshotFile out(dir, info, snap_options);
+  RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),
+               TIERSIM_VERSION, device};
+  std::unique_ptr<SnapshotFile> out;
+  if (restart) {
+    out = SnapshotFile::resume(dir, ckpt.step, snap_options.formats);
+    Telemetry::truncate_csv(telemetry_csv, ckpt.step);
+  } else {
+    out = std::make_unique<SnapshotFile>(dir, info, snap_options);
+  }
 
   if (!o.quiet)
-    std::fprintf(stderr, "tiersim: %s, %s, %s, %lld steps of dt=%g -> %s\n", model->name().c_str(),
-                 model->describe().c_str(), model->strategy_name().c_str(), static_cast<long long>(steps), dt,
-                 dir.c_str());
+    std::fprintf(stderr, "tiersim: %s, %s, %s, %s%lld steps of dt=%g -> %s\n", model->name().c_str(),
+                 model->describe().c_str(), model->strategy_name().c_str(),
+                 restart ? ("restart at step " + std::to_string(ckpt.step) + " of ").c_str() : "",
+                 static_cast<long long>(steps), dt, dir.c_str());
 
   g_stop_signal = 0;
   auto old_int = std::signal(SIGINT, on_stop_signal);
   auto old_term = std::signal(SIGTERM, on_stop_signal);
+  const std::int64_t inject_nan_at = env_int("TIERSIM_INJECT_NAN_AT_STEP", -1);  // tests only
+
+  std::int64_t step = restart ? ckpt.step : 0;
+  double time = restart ? ckpt.time : 0.0;
+  std::int64_t last_snapshot = step;
+  auto checkpoint = [&] {
+    write_checkpoint(dir, Checkpoint{step, time, model->name(), c.effective_toml(), model->save_state()});
+  };
+  auto snapshot = [&] {
+    model->write_snapshot(*out, step, time);
+    out->commit();
+    telemetry.append_csv(telemetry_csv);
+    last_snapshot = step;
+  };
+
+  // Kernels run while setting up (the initial force evaluation) belong to step 0; on a restart
+  // they were only the fresh model's set-up, replaced by the checkpoint, and are dropped.
+  if (restart) model->take_records();
+  else telemetry.add(0, model->take_records());
 
   Progress progress(o.quiet, steps);
   const auto wall0 = std::chrono::steady_clock::now();
   Observables obs = model->observe();
-  out.write_observables(0, 0.0, obs);
-  model->write_snapshot(out, 0, 0.0);
-  out.commit();
-
-  std::int64_t step = 0;
-  double time = 0;
   std::pair<std::string, double> cons = model->conservation(obs);
+  if (!restart) {
+    check_finite(*model, 0, 0, observables_text(obs));
+    out->write_observables(0, 0.0, obs);
+    snapshot();
+    checkpoint();
+  }
+
   while (step < steps) {
+    if (step == inject_nan_at) model->inject_nan(step);
     model->step(dt);
     ++step;
     time = step * dt;
     telemetry.add(step, model->take_records());
     const bool last = step == steps || g_stop_signal != 0;
-    if (step % diag_every == 0 || last) {
+    const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
+    const bool diag = step % diag_every == 0 || last;
+    if (diag) {
       obs = model->observe();
       cons = model->conservation(obs);
-      out.write_observables(step, time, obs);
-      if (!std::isfinite(cons.second))
-        throw Error("step " + std::to_string(step) + ": " + cons.first + " is not finite: the run diverged (dt too large?)");
+      check_finite(*model, step, last_snapshot, observables_text(obs));
+      out->write_observables(step, time, obs);
+    } else if (snap) {
+      check_finite(*model, step, last_snapshot, "");
     }
-    if ((snap_every > 0 && step % snap_every == 0) || last) {
-      model->write_snapshot(out, step, time);
-      out.commit();
-    }
+    if (snap) snapshot();
+    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0)
+      checkpoint();
     progress.update(step, time, cons, last);
     if (g_stop_signal != 0) break;
   }
@@ -157,7 +235,7 @@ RunResult run_case(const RunOptions& o) {
   std::signal(SIGTERM, old_term);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  telemetry.write_csv((fs::path(dir) / "telemetry.csv").string());
+  telemetry.append_csv(telemetry_csv);
   char wall_text[64], cons_text[64];
   std::snprintf(wall_text, sizeof wall_text, "%.6g", wall);
   std::snprintf(cons_text, sizeof cons_text, "%.6g", cons.second);
@@ -166,12 +244,13 @@ RunResult run_case(const RunOptions& o) {
                                 {"strategy", "\"" + model->strategy_name() + "\""},
                                 {"device", "\"" + device + "\""},
                                 {"steps", std::to_string(step)},
+                                {"restarted_from_step", restart ? std::to_string(ckpt.step) : "null"},
                                 {"wall_seconds", wall_text},
                                 {"conservation_name", "\"" + cons.first + "\""},
                                 {"conservation_value", cons_text},
                                 {"interrupted", g_stop_signal ? "true" : "false"}});
-  out.write_telemetry(telemetry);
-  out.commit();
+  out->write_telemetry(telemetry);
+  out->commit();
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());

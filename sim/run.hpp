@@ -12,6 +12,7 @@ namespace tiersim {
 
 struct RunOptions {
   std::string case_path;
+  std::string restart_dir;             // continue the run in this directory from its checkpoint
   std::vector<std::string> overrides;  // "section.key=value": flags first, then --set
   std::string out_dir;                 // empty: out/<case name>
   bool force = false;                  // replace an existing output directory

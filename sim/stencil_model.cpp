@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/model.hpp"
@@ -141,6 +142,48 @@ class StencilModel final : public Model {
   }
 
   std::vector<KernelRecord> take_records() override { return eng_->take_records(); }
+
+  // Restart state: every field the engine holds (the wave equation's previous level included),
+  // the simulated time (the source's clock) and the conservation reference.
+  ModelState save_state() override {
+    ModelState st;
+    for (int f = 0; f < stencil_field_count(p_.equation); ++f)
+      st.arrays.emplace_back("field" + std::to_string(f), eng_->download(f));
+    st.scalars = {{"time", time_}, {"q0", q0_}, {"has_q0", have_q0_ ? 1.0 : 0.0}};
+    return st;
+  }
+
+  void load_state(const ModelState& st) override {
+    for (int f = 0; f < stencil_field_count(p_.equation); ++f) {
+      const auto& v = st.array("field" + std::to_string(f));
+      if (v.size() != std::size_t(p_.points()))
+        throw Error("restart: the checkpoint's grid has " + std::to_string(v.size()) + " points, the case " +
+                    std::to_string(p_.points()));
+      eng_->upload(f, v);
+    }
+    time_ = st.scalar("time");
+    q0_ = st.scalar("q0");
+    have_q0_ = st.scalar("has_q0") != 0;
+  }
+
+  std::vector<NonFinite> find_non_finite() override {
+    std::vector<NonFinite> out;
+    for (int f = 0; f < stencil_field_count(p_.equation); ++f) {
+      const std::vector<double> v = eng_->download(f);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        if (!std::isfinite(v[i])) {
+          out.push_back({"field" + std::to_string(f), "stencil update", std::int64_t(i)});
+          break;
+        }
+    }
+    return out;
+  }
+
+  void inject_nan(std::int64_t index) override {
+    std::vector<double> v = eng_->download(0);
+    v[std::size_t(index) % v.size()] = std::nan("");
+    eng_->upload(0, v);
+  }
 
  private:
   // Coordinates of point i along axis a, with the domain centred on L/2.

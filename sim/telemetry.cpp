@@ -28,14 +28,17 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-void Telemetry::write_csv(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write telemetry file " + path);
-  f << "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
-       "pct_copy_bandwidth,flops,gflops,work,work_unit,work_per_s,l2_window,l2_window_bytes,"
-       "l2_hit_ratio,copy_bandwidth_gbs\n";
+namespace {
+const char* kCsvHeader =
+    "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
+    "pct_copy_bandwidth,flops,gflops,work,work_unit,work_per_s,l2_window,l2_window_bytes,"
+    "l2_hit_ratio,copy_bandwidth_gbs\n";
+}  // namespace
+
+void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
   char buf[512];
-  for (const auto& [step, r] : rows_) {
+  for (std::size_t i = from; i < rows_.size(); ++i) {
+    const auto& [step, r] = rows_[i];
     const double gbs = per_s(r.bytes_compulsory, r.ms) * 1e-9;
     std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g\n",
                   static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
@@ -45,7 +48,50 @@ void Telemetry::write_csv(const std::string& path) const {
                   r.l2_hit_ratio, peak_gbs_);
     f << buf;
   }
+}
+
+void Telemetry::write_csv(const std::string& path) const {
+  std::ofstream f(path);
+  if (!f) throw Error("cannot write telemetry file " + path);
+  f << kCsvHeader;
+  write_rows(f, 0);
   if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+}
+
+void Telemetry::append_csv(const std::string& path) {
+  const bool fresh = !std::ifstream(path).good() || std::ifstream(path, std::ios::ate).tellg() == 0;
+  std::ofstream f(path, std::ios::app);
+  if (!f) throw Error("cannot write telemetry file " + path);
+  if (fresh) f << kCsvHeader;
+  write_rows(f, csv_appended_);
+  f.flush();
+  if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+  csv_appended_ = rows_.size();
+}
+
+void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string kept, line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      kept += line + "\n";
+      header = false;
+      continue;
+    }
+    // A torn last line (killed mid-write) has fewer fields and is dropped.
+    if (std::count(line.begin(), line.end(), ',') != 17) continue;
+    if (std::stoll(line.substr(0, line.find(','))) <= last_step) kept += line + "\n";
+  }
+  in.close();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << kept;
+    if (!out) throw Error("cannot rewrite telemetry file " + path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("cannot replace telemetry file " + path);
 }
 
 std::vector<Telemetry::Summary> Telemetry::summarize() const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,6 +45,11 @@ class Telemetry {
 
   // CSV with a header; the derived figures (GB/s, % of peak, GFLOP/s, work/s) are computed here.
   void write_csv(const std::string& path) const;
+  // Appends the rows not yet appended (the header too when the file is new): called at every
+  // snapshot, so a killed run keeps its telemetry up to the last snapshot.
+  void append_csv(const std::string& path);
+  // Restart: drops the rows of an existing CSV that come after last_step.
+  static void truncate_csv(const std::string& path, std::int64_t last_step);
 
   struct Summary {
     std::string kernel, strategy, work_unit;
@@ -59,6 +65,8 @@ class Telemetry {
   std::string peak_source_;
   double peak_gbs_;
   std::vector<Row> rows_;
+  std::size_t csv_appended_ = 0;
+  void write_rows(std::ostream& f, std::size_t from) const;
 };
 
 }  // namespace tiersim

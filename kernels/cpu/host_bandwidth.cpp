@@ -13,7 +13,7 @@ namespace tiersim {
 
 double measure_host_copy_gbs() {
   static const double gbs = [] {
-    const std::size_t n = std::size_t(1) << 24;  // 2 x 128 MiB of doubles
+    const std::size_t n = std::size_t(1) << 23;  // 2 x 64 MiB of doubles: far beyond the caches
     std::vector<double> a(n), b(n);
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) a[i] = double(i), b[i] = 0.0;  // first touch by the copying threads

@@ -97,12 +97,13 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   EXPECT_EQ(stored.get_int("nbody.count"), 64);
   EXPECT_EQ(stored.get_string("strategy.layout"), "aos");
 
-  // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces).
+  // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces), plus the
+  // initial force evaluation at step 0.
   std::ifstream tel(o.out_dir + "/telemetry.csv");
   std::string line;
   int rows = -1;
   while (std::getline(tel, line)) ++rows;
-  EXPECT_EQ(rows, 40);
+  EXPECT_EQ(rows, 41);
   fs::remove_all(base);
 }
 
