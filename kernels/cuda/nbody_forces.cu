@@ -209,17 +209,17 @@ ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const
   const DeviceInfo d = query_device();
   const int sms = d.sm_count > 0 ? d.sm_count : 132;
   ForceLaunch fl;
-  // Defaults measured on an H100 (docs/performance.md): 4 bodies per thread in fp32 (one LDS.128
-  // feeds 4 interactions), 2 in fp64 (twice the registers per body); shrunk for small n so that
-  // every SM still gets about 16 warps.
+  // Defaults from the block x bodies-per-thread sweep on an H200 (docs/performance.md): 2 bodies
+  // per thread (one LDS.128 feeds 2 interactions; 4 and 8 lose to register pressure), 512-thread
+  // blocks in fp32 and 256 in fp64; shrunk for small n so that every SM still gets ~16 warps.
   int k = tuning.bodies_per_thread;
   if (k == 0) {
-    k = precision == Precision::Fp32 ? 4 : 2;
+    k = 2;
     while (k > 1 && (std::int64_t(n) + k - 1) / k < std::int64_t(sms) * 512) k /= 2;
   }
   int b = tuning.block;
   if (b == 0) {
-    b = precision == Precision::Fp32 ? 256 : 128;
+    b = precision == Precision::Fp32 ? 512 : 256;
     while (b > 64 && (std::int64_t(n) + std::int64_t(b) * k - 1) / (std::int64_t(b) * k) < 2 * sms) b /= 2;
   }
   (void)tiling;

@@ -36,19 +36,41 @@ unsigned fresh_seed() { return std::random_device{}(); }
 
 // Random bodies in [-1, 1]^3, masses in [0.5, 1.5]/n, small random velocities; every value
 // rounded to the engine's scalar type so that the reference sees exactly the GPU's inputs.
+// v rounded to fp32 when the engine stores fp32 (the reference must see the GPU's inputs).
+double in_precision(double v, Precision p) {
+  if (p == Precision::Fp64) return v;
+  volatile float f = static_cast<float>(v);  // volatile: keep the rounding (see below)
+  return static_cast<double>(f);
+}
+
+// Random bodies in [-1, 1]^3, masses in [0.5, 1.5]/n, small random velocities; every value
+// rounded to the engine's scalar type so that the reference sees exactly the GPU's inputs.
+// (GCC 12 -O3 dropped the fp32 rounding of an earlier lambda form of this function in this
+// file; NbodyGpuTestInputs below guards it.)
 Bodies random_bodies(int n, Precision p, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0), um(0.5, 1.5);
-  auto r = [&](double v) { return p == Precision::Fp32 ? double(float(v)) : v; };
   Bodies b;
   b.resize(std::size_t(n));
-  for (int i = 0; i < n; ++i) {
-    b.pos[i] = {r(u(rng)), r(u(rng)), r(u(rng))};
-    b.vel[i] = {r(0.1 * u(rng)), r(0.1 * u(rng)), r(0.1 * u(rng))};
+  for (std::size_t i = 0; i < std::size_t(n); ++i) {
+    const double x = u(rng), y = u(rng), z = u(rng);
+    b.pos[i] = {in_precision(x, p), in_precision(y, p), in_precision(z, p)};
+    const double vx = u(rng), vy = u(rng), vz = u(rng);
+    b.vel[i] = {in_precision(0.1 * vx, p), in_precision(0.1 * vy, p), in_precision(0.1 * vz, p)};
     b.acc[i] = {kNaN, kNaN, kNaN};  // poison: the force kernel must write every body
-    b.mass[i] = r(um(rng) / n);
+    b.mass[i] = in_precision(um(rng) / n, p);
   }
   return b;
+}
+
+// The inputs the reference sees must be exactly what the GPU stores (no GPU needed).
+TEST(NbodyGpuTestInputs, RandomBodiesAreExactInFp32) {
+  const Bodies b = random_bodies(1000, Precision::Fp32, fresh_seed());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    ASSERT_EQ(b.pos[i].x, double(float(b.pos[i].x)));
+    ASSERT_EQ(b.vel[i].y, double(float(b.vel[i].y)));
+    ASSERT_EQ(b.mass[i], double(float(b.mass[i])));
+  }
 }
 
 // a_i in double with gravity.hpp's accumulate_pair, for the rows in `rows`.
@@ -203,7 +225,7 @@ TEST_P(NbodyStepsGpu, KickAndDriftMatchCpu) {
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto& a : b.acc) {
     a = {u(rng), u(rng), u(rng)};
-    if (precision == Precision::Fp32) a = {double(float(a.x)), double(float(a.y)), double(float(a.z))};
+    a = {in_precision(a.x, precision), in_precision(a.y, precision), in_precision(a.z, precision)};
   }
   auto eng = make_nbody_cuda(strategy(layout, precision, Tiling::Shared), n, {}, {});
   eng->upload(b);
