@@ -18,6 +18,7 @@
 #include "sim/case.hpp"
 #include "sim/model.hpp"
 #include "sim/telemetry.hpp"
+#include "sim/trace.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
@@ -209,7 +210,10 @@ RunResult run_case(const RunOptions& o) {
 
   while (step < steps) {
     if (step == inject_nan_at) model->inject_nan(step);
-    model->step(dt);
+    {
+      TraceRange range("step");
+      model->step(dt);
+    }
     ++step;
     time = step * dt;
     telemetry.add(step, model->take_records());

@@ -1,0 +1,9 @@
+// Built without CUDA: no NVTX, and nothing to trace on a GPU.
+#include "sim/trace.hpp"
+
+namespace tiersim {
+
+void trace_push(const char*) {}
+void trace_pop() {}
+
+}  // namespace tiersim
