@@ -125,8 +125,23 @@ def main():
             disp = pv.Show(src, view)
             pv.ColorBy(disp, ("POINTS", field))
             lut = pv.GetColorTransferFunction(field)
-            lut.ApplyPreset("Viridis (matplotlib)", True)
-            lo, hi = b.GetPointData().GetArray(field).GetRange()
+            # One range over every snapshot of the slice, so frames compare and a field that starts
+            # at zero (a wave from a point source) is not clipped; a field of both signs gets a
+            # diverging map centred on zero.
+            # A point source makes a spike far above the wave it sends out: the diverging range is the
+            # 99.5th percentile of |value| rather than the extreme.
+            values = []
+            for t in times:
+                src.UpdatePipeline(t)
+                values.append(vtk_to_numpy(block(src, name).GetPointData().GetArray(field)).astype("float64").ravel())
+            values = np.concatenate(values)
+            lo, hi = float(values.min()), float(values.max())
+            if lo < 0 < hi:
+                m = float(np.percentile(np.abs(values), 99.5)) or max(-lo, hi)
+                lo, hi = -m, m
+                lut.ApplyPreset("Cool to Warm", True)
+            else:
+                lut.ApplyPreset("Viridis (matplotlib)", True)
             lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1)
             bar = pv.GetScalarBar(lut, view)
             bar.Title = field

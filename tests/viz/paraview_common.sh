@@ -17,10 +17,27 @@ require_paraview() {
   # pvbatch without ParaView's Python modules (python3-paraview is only a Recommends of paraview)
   # cannot run any script: that is a broken install, not a missing ParaView.
   echo 'import paraview.simple' >"${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py"
-  xvfb-run -a pvbatch "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py" >"${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log" 2>&1 ||
+  xvfb_pvbatch "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py" >"${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log" 2>&1 ||
     { tail -3 "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log"; die "pvbatch cannot import paraview.simple (apt-get install python3-paraview)"; }
   rm -f "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.py" "${TMPDIR:-/tmp}/tiersim_pv_probe_$$.log"
   echo "pvbatch: $(command -v pvbatch) ($(pvbatch --version 2>/dev/null | head -1))"
+}
+
+# xvfb-run -a picks a free display number, but two runs starting at once can pick the same one
+# ("bad X server connection"), and pvbatch under Xvfb sometimes aborts while creating its
+# window on a loaded machine: retry a run that failed without a check failing (at most 3 tries).
+xvfb_pvbatch() {
+  local log=${TMPDIR:-/tmp}/tiersim_xvfb_$$.log try
+  for try in 1 2 3; do
+    xvfb-run -a -s "-screen 0 1024x768x24" pvbatch "$@" >"$log" 2>&1
+    local rc=$?
+    if [ $rc -ne 0 ] && ! grep -q "^FAIL " "$log" && [ $try -lt 3 ]; then
+      echo "(pvbatch exited with $rc before any check failed: retrying)" >&2
+      sleep $((RANDOM % 3 + 1)); continue
+    fi
+    cat "$log"; rm -f "$log"
+    return $rc
+  done
 }
 
 # run_tiersim NAME CASE [args...]: runs the real CLI into $WORK/NAME.
@@ -40,7 +57,7 @@ check_in_paraview() {
   local dir="$WORK/$name"
   "$PY" "$VIZ_DIR/xdmf_truth.py" "$dir/snapshots.h5" >"$dir/truth.json" || die "cannot read $dir/snapshots.h5 with h5py"
   # Open as ./snapshots.xmf from the run directory: a bare relative name crashed Xdmf3.
-  (cd "$dir" && xvfb-run -a -s "-screen 0 1024x768x24" pvbatch "$VIZ_DIR/paraview_check.py" \
+  (cd "$dir" && xvfb_pvbatch "$VIZ_DIR/paraview_check.py" \
       --data "./$data" --truth truth.json --kind "$kind" --png "paraview_$kind.png" "$@") \
     >"$dir/paraview_check.log" 2>&1
   local rc=$?
