@@ -13,6 +13,7 @@
 #include "kernels/cuda/nbody_integrate.cuh"
 #include "kernels/device_info.hpp"
 #include "kernels/nbody_engine.hpp"
+#include "kernels/physics/gravity.hpp"
 
 namespace tiersim {
 
@@ -83,7 +84,7 @@ class CudaNbodyEngine final : public NbodyEngine {
 
   void compute_forces() override {
     Pending& r = begin();
-    cuda::launch_nbody_forces(dview_, s_.tiling, p_.softening * p_.softening, p_.G, t_, stream_, r.rec);
+    cuda::launch_nbody_forces(dview_, s_.tiling, force_eps2(p_.softening), p_.G, t_, stream_, r.rec);
     end(r);
   }
 

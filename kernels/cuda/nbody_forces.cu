@@ -9,9 +9,9 @@
 //
 // Numerics. This file is compiled with -ftz=true (CMakeLists.txt): rsqrtf is then a single
 // MUFU.RSQ with no denormal fix-up around it; r^2 >= eps^2 is never denormal for sane units.
-// fp64 replaces only the reciprocal square root: an fp32 MUFU.RSQ seed refined by one
-// third-order Newton step in double (rsqrt_seeded below), relative error ~1e-16 against
-// CUDA's rsqrt(double), which is a long software sequence on every GPU.
+// fp64 takes its reciprocal square root from an fp32 MUFU.RSQ seed refined by one third-order
+// Newton step in double (rsqrt_hd in gravity.hpp), relative error ~1e-16 against CUDA's
+// rsqrt(double), which is a long software sequence on every GPU.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,32 +28,11 @@ namespace tiersim::cuda {
 
 namespace {
 
-// 1/sqrt(x) in double from an fp32 seed: y0 = rsqrtf(x) has relative error d < 2^-21; with
-// e = 1 - x*y0^2 (= 2d + O(d^2)), y = y0 * (1 + e/2 + 3e^2/8) leaves O(d^3) ~ 1e-19, so the
-// result is rounding-limited. Valid for x in the fp32 normal range (1.2e-38 .. 3.4e38), i.e.
-// 1e-19 < r < 1.8e19 in the case's units; below it the seed is clamped (the only such pair is
-// a body with itself, whose dx = 0 makes the term vanish as long as it stays finite).
-__device__ __forceinline__ double rsqrt_seeded(double x) {
-  const float xf = fmaxf(__double2float_rn(x), FLT_MIN);
-  const double y = double(rsqrtf(xf));
-  const double e = fma(-(x * y), y, 1.0);
-  return fma(y * e, fma(0.375, e, 0.5), y);
-}
-
-// The pair force of gravity.hpp (accumulate_pair), with the seeded rsqrt for fp64.
+// The pair force of gravity.hpp, the same function the CPU backend calls (its rsqrt_hd is one
+// MUFU.RSQ in fp32 and a seeded Newton step in fp64).
 template <class T>
 __device__ __forceinline__ void interact(const Vec3<T>& ri, const Vec4<T>& rj_m, T eps2, Vec3<T>& acc) {
-  if constexpr (sizeof(T) == 4) {
-    accumulate_pair(ri, rj_m, eps2, acc);
-  } else {
-    const T dx = rj_m.x - ri.x, dy = rj_m.y - ri.y, dz = rj_m.z - ri.z;
-    const T r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
-    const T inv = rsqrt_seeded(r2);
-    const T s = rj_m.w * inv * inv * inv;
-    acc.x = fma(dx, s, acc.x);
-    acc.y = fma(dy, s, acc.y);
-    acc.z = fma(dz, s, acc.z);
-  }
+  accumulate_pair(ri, rj_m, eps2, acc);
 }
 
 template <class T>
@@ -158,14 +137,6 @@ __global__ void __launch_bounds__(256) nbody_potential_kernel(const View v, cons
   if (i < n) phi[i] = acc;
 }
 
-// eps^2 = 0 (no softening): the self-interaction would be 0 * inf. A tiny floor keeps it 0 *
-// finite; it moves r^2 by less than fp32 (fp64) rounding for any r above 1e-9 (1e-70).
-template <class T>
-T effective_eps2(double eps2) {
-  if (eps2 > 0) return T(eps2);
-  return sizeof(T) == 4 ? T(1e-20) : T(1e-150);
-}
-
 template <int K, class View>
 void launch_k(bool shared, const View& v, const ForceLaunch& fl, typename View::scalar eps2,
               typename View::scalar G, cudaStream_t stream) {
@@ -237,7 +208,7 @@ void launch_nbody_forces(const View& v, Tiling tiling, double eps2, double G, co
   const Precision prec = sizeof(T) == 4 ? Precision::Fp32 : Precision::Fp64;
   const ForceLaunch fl = choose_force_launch(tiling, prec, v.n, tuning);
   const bool shared = tiling == Tiling::Shared;
-  const T e2 = effective_eps2<T>(eps2), g = T(G);
+  const T e2 = T(eps2), g = T(G);
   if (v.n > 0) {
     switch (fl.bodies_per_thread) {
       case 1: launch_k<1>(shared, v, fl, e2, g, stream); break;
