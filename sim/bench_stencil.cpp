@@ -157,7 +157,7 @@ void register_bench_stencil(CLI::App& bench) {
   sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("--block-y", o->tuning.block_y, "CUDA threads per block along y (0: per radius)")->capture_default_str();
   sub->add_option("--z-chunk", o->tuning.z_chunk, "z planes per block (0: auto)")->capture_default_str();
-  sub->add_option("--prefetch", o->tuning.prefetch, "shared tiling: planes loaded ahead, 1 or 2 (0: auto)")
+  sub->add_option("--prefetch", o->tuning.prefetch, "shared tiling: planes loaded ahead, 2 or 4 (0: auto)")
       ->capture_default_str();
   sub->add_option("--csv", o->csv, "write the figures to this CSV file");
   sub->callback([o] { run_bench_stencil(*o); });

@@ -1,0 +1,59 @@
+// Host-callable drivers of the CUDA stencil kernels (kernels/cuda/stencil_kernels.cu). The
+// engine (stencil_cuda.cu) calls these; nothing outside kernels/cuda includes this file.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "kernels/stencil_engine.hpp"
+
+namespace tiersim::cuda {
+
+template <class T>
+struct StencilLaunch {
+  Equation equation = Equation::Heat;
+  int radius = 1;
+  Tiling tiling = Tiling::Shared;
+  CoeffSpace coeffs = CoeffSpace::Constant;
+  StencilTuning tuning;
+  int sm_count = 132;
+  // Grids share one GridSpec: origins of the inputs read by the stencil (in[1]: V of
+  // Gray-Scott), of u(t - dt) for the wave (updated in place: out[0] == prev), of the outputs.
+  GridView<T> in[2], out[2];
+  const T* prev = nullptr;
+  int xlimit = 0;  // pitch - xoff: a 16-byte vector starting at x < xlimit lies inside its row
+  const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
+  T p[5] = {};  // heat: dt D; wave: (c dt)^2; gray-scott: dt, Du, Dv, F, k
+};
+
+struct StencilLaunchInfo {
+  std::string kernel;     // e.g. "stencil_heat_shared_r4"
+  double bytes_modelled;  // what the access pattern requests from L2/DRAM (reads + writes)
+};
+
+// One update of every interior point; the halos of the inputs must be filled.
+template <class T>
+StencilLaunchInfo launch_stencil_update(const StencilLaunch<T>& l, cudaStream_t s);
+
+// Copies the table into the __constant__ bank (one per scalar type; the caller tracks owners).
+template <class T>
+void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s);
+
+// Halo fill of one grid (three passes: x, y, z faces; edges and corners included).
+template <class T>
+void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s);
+
+// Per-block partial sums (sum, sum of squares, min, max) of the interior: 4 doubles per block.
+template <class T>
+int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, cudaStream_t s);
+
+// Per-block partial sums of the leapfrog energy density (see StencilEngine::wave_energy).
+template <class T>
+int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* coeffs_global,
+                       double c2, double inv_dt, double* partials, int max_blocks, cudaStream_t s);
+
+template <class T>
+void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaStream_t s);
+
+}  // namespace tiersim::cuda

@@ -1,0 +1,204 @@
+// CUDA stencil kernels against the CPU reference (float64): every equation x tiling x
+// coefficient space x radius, on random fields of odd sizes (partial tiles in x, y and z),
+// outputs poisoned with NaN first; multi-step runs against the CPU backend; reductions.
+// Skipped, with the reason, where no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/device_info.hpp"
+#include "kernels/stencil_engine.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                          \
+  do {                                                                              \
+    const DeviceInfo d_ = query_device();                                           \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;                \
+  } while (0)
+
+// Random values representable in fp32, so both backends start from the same numbers.
+std::vector<double> random_field(std::int64_t n, unsigned seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = double(float(d(rng)));
+  return v;
+}
+
+double rel_error(const std::vector<double>& got, const std::vector<double>& ref, std::size_t* nan_count) {
+  double e2 = 0, r2 = 0;
+  *nan_count = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(got[i])) ++*nan_count;
+    e2 += (got[i] - ref[i]) * (got[i] - ref[i]), r2 += ref[i] * ref[i];
+  }
+  return std::sqrt(e2 / r2);
+}
+
+StencilProblem problem(Equation eq, int R, int nx, int ny, int nz) {
+  StencilProblem p;
+  p.equation = eq;
+  p.nx = nx, p.ny = ny, p.nz = nz;
+  p.radius = R;
+  p.h[0] = 1.0 / nx, p.h[1] = 1.1 / ny, p.h[2] = 0.9 / nz;  // different spacing per axis
+  if (eq == Equation::GrayScott) p.h[0] = p.h[1] = p.h[2] = 1.0;
+  return p;
+}
+
+double stable_dt(const StencilProblem& p, double fraction) {
+  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
+  const double lim = p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
+                     : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
+                                                    : gray_scott_dt_limit(rho, p.du, p.dv);
+  return fraction * lim;
+}
+
+Strategy strategy(Backend b, Precision pr, Tiling t, CoeffSpace c) {
+  Strategy s;
+  s.backend = b, s.precision = pr, s.tiling = t, s.coeffs = c;
+  return s;
+}
+
+// Uploads the same random fields to both engines; poisons the GPU's output buffers first by
+// stepping once on NaN fields (after the swap, the next output buffer holds NaN everywhere).
+void init_pair(StencilEngine& gpu, StencilEngine& cpu, const StencilProblem& p, unsigned seed, double dt) {
+  const int nf = stencil_field_count(p.equation);
+  const std::vector<double> nan(std::size_t(p.points()), std::numeric_limits<double>::quiet_NaN());
+  for (int f = 0; f < nf; ++f) gpu.upload(f, nan);
+  gpu.step(dt);
+  for (int f = 0; f < nf; ++f) {
+    const auto v = p.equation == Equation::GrayScott ? random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
+                                                     : random_field(p.points(), seed + f, 0.5, 1.5);
+    gpu.upload(f, v);
+    cpu.upload(f, v);
+  }
+}
+
+using Param = std::tuple<Equation, Tiling, CoeffSpace, int>;
+
+class StencilGpuVsCpu : public ::testing::TestWithParam<Param> {};
+
+TEST_P(StencilGpuVsCpu, OneStepOnOddSizesMatchesTheFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  const auto [eq, tiling, coeffs, R] = GetParam();
+  for (const auto& dims : {std::vector<int>{37, 50, 29}, std::vector<int>{130, 19, 11}}) {
+    const StencilProblem p = problem(eq, R, dims[0], dims[1], dims[2]);
+    auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, tiling, coeffs), p);
+    auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, tiling, coeffs), p);
+    const double dt = stable_dt(p, 0.5);
+    init_pair(*gpu, *cpu, p, 11 + R, dt);
+    const auto before = gpu->download(0);
+    gpu->step(dt);
+    cpu->step(dt);
+    for (int f = 0; f < stencil_field_count(eq); ++f) {
+      const auto got = gpu->download(f), ref = cpu->download(f);
+      std::size_t nans = 0;
+      const double err = rel_error(got, ref, &nans);
+      EXPECT_EQ(nans, 0u) << "points never written (or NaN read), field " << f;
+      EXPECT_LT(err, 1e-5) << "field " << f << " " << dims[0] << "x" << dims[1] << "x" << dims[2];
+    }
+    std::size_t nans = 0;
+    EXPECT_GT(rel_error(before, cpu->download(0), &nans), 1e-4) << "the step must change the field";
+    const auto recs = gpu->take_records();
+    ASSERT_FALSE(recs.empty());
+    EXPECT_GT(recs.back().ms, 0.0);
+    EXPECT_GT(recs.back().bytes_modelled, 0.0);
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& i) {
+  const auto [eq, tiling, coeffs, R] = i.param;
+  std::string e = eq == Equation::Heat ? "heat" : eq == Equation::Wave ? "wave" : "grayscott";
+  return e + "_" + name(tiling) + "_" + name(coeffs) + "_r" + std::to_string(R);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, StencilGpuVsCpu,
+                         ::testing::Combine(::testing::Values(Equation::Heat, Equation::Wave, Equation::GrayScott),
+                                            ::testing::Values(Tiling::None, Tiling::Shared),
+                                            ::testing::Values(CoeffSpace::Constant, CoeffSpace::Global),
+                                            ::testing::Values(1, 2, 3, 4)),
+                         param_name);
+
+TEST(StencilGpu, Fp64VariantsMatchTheReference) {
+  SKIP_WITHOUT_GPU();
+  for (Tiling t : {Tiling::None, Tiling::Shared})
+    for (int R = 1; R <= 4; ++R) {
+      const StencilProblem p = problem(Equation::Heat, R, 37, 50, 29);
+      auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp64, t, CoeffSpace::Constant), p);
+      auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, t, CoeffSpace::Constant), p);
+      const double dt = stable_dt(p, 0.5);
+      init_pair(*gpu, *cpu, p, 5, dt);
+      gpu->step(dt);
+      cpu->step(dt);
+      std::size_t nans = 0;
+      EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-12) << name(t) << " R=" << R;
+      EXPECT_EQ(nans, 0u);
+    }
+}
+
+TEST(StencilGpu, TilingShapesAllMatch) {
+  SKIP_WITHOUT_GPU();
+  for (int by : {8, 16})
+    for (int pf : {2, 4})
+      for (int R : {1, 4}) {
+        const StencilProblem p = problem(Equation::Heat, R, 200, 45, 70);
+        StencilTuning t;
+        t.block_y = by, t.prefetch = pf, t.z_chunk = 16;
+        auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Global), p, t);
+        auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, Tiling::Shared, CoeffSpace::Global), p);
+        const double dt = stable_dt(p, 0.5);
+        init_pair(*gpu, *cpu, p, 3, dt);
+        gpu->step(dt);
+        cpu->step(dt);
+        std::size_t nans = 0;
+        EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5) << "by=" << by << " pf=" << pf << " R=" << R;
+        EXPECT_EQ(nans, 0u);
+      }
+}
+
+// Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed.
+TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
+  SKIP_WITHOUT_GPU();
+  struct Run {
+    Equation eq;
+    int R, steps;
+    Boundary bc;
+  };
+  for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Heat, 2, 60, Boundary::Fixed},
+                      Run{Equation::GrayScott, 1, 100, Boundary::Periodic}}) {
+    StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
+    p.boundary = r.bc;
+    p.boundary_value = 0.7;
+    for (Tiling t : {Tiling::None, Tiling::Shared}) {
+      auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, t, CoeffSpace::Constant), p);
+      auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp32, t, CoeffSpace::Constant), p);
+      const double dt = stable_dt(p, 0.6);
+      init_pair(*gpu, *cpu, p, 21, dt);
+      for (int s = 0; s < r.steps; ++s) {
+        gpu->step(dt), cpu->step(dt);
+        if (r.eq == Equation::Wave && s == 3) gpu->add_point_value(5, 6, 7, 0.5), cpu->add_point_value(5, 6, 7, 0.5);
+      }
+      for (int f = 0; f < stencil_field_count(r.eq); ++f) {
+        std::size_t nans = 0;
+        EXPECT_LT(rel_error(gpu->download(f), cpu->download(f), &nans), 1e-5)
+            << name(r.eq) << " " << name(t) << " field " << f;
+        EXPECT_EQ(nans, 0u);
+        const FieldStats g = gpu->stats(f), c = cpu->stats(f);
+        EXPECT_NEAR(g.sum / c.sum, 1.0, 1e-5);
+        EXPECT_NEAR(g.min, c.min, 1e-5 * std::fabs(c.min) + 1e-6);
+        EXPECT_NEAR(g.max, c.max, 1e-5 * std::fabs(c.max) + 1e-6);
+      }
+      if (r.eq == Equation::Wave) EXPECT_NEAR(gpu->wave_energy(dt) / cpu->wave_energy(dt), 1.0, 1e-4);
+    }
+  }
+}
+
+}  // namespace
