@@ -116,10 +116,11 @@ int run_compare(const CompareOptions& o) {
     std::string strategy, error;
     double peak = 0;
     std::map<std::string, KernelFigures> kernels;
+    std::vector<std::string> kernel_order;
   };
   std::vector<Outcome> outcomes;
   for (const auto& combo : combos) {
-    Outcome out{combo, "", "", 0, {}};
+    Outcome out{combo, "", "", 0, {}, {}};
     RunOptions ro;
     ro.case_path = o.case_path;
     ro.overrides = combo.overrides;
@@ -129,12 +130,16 @@ int run_compare(const CompareOptions& o) {
     ro.out_dir = (fs::path(dir) / dir_name(combo.label)).string();
     ro.force = true;
     ro.quiet = true;
+    ro.silent = true;
     std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
     try {
       RunResult r = run_case(ro);
       out.strategy = r.strategy;
       out.peak = r.telemetry.peak_gbs();
       out.kernels = figures(r.telemetry, o.warmup);
+      for (const auto& row : r.telemetry.rows())
+        if (std::find(out.kernel_order.begin(), out.kernel_order.end(), row.rec.kernel) == out.kernel_order.end())
+          out.kernel_order.push_back(row.rec.kernel);
     } catch (const Error& e) {
       out.error = e.what();  // an invalid combination is reported, not crashed on
       std::fprintf(stderr, "compare: %s: not run: %s\n", combo.label.c_str(), e.what());
@@ -143,9 +148,9 @@ int run_compare(const CompareOptions& o) {
   }
 
   // Per-kernel tables, and compare.csv.
-  std::vector<std::string> kernels;
+  std::vector<std::string> kernels;  // in the order of their first launch
   for (const auto& oc : outcomes)
-    for (const auto& [k, f] : oc.kernels)
+    for (const auto& k : oc.kernel_order)
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
   std::ofstream csv(fs::path(dir) / "compare.csv");
   csv << "combination,strategy,kernel,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"

@@ -261,7 +261,7 @@ RunResult run_case(const RunOptions& o) {
     std::printf("%s %lld steps in %.3f s wall, %s = %+.3e\n", g_stop_signal ? "stopped after" : "finished",
                 static_cast<long long>(step), wall, cons.first.c_str(), cons.second);
   }
-  std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
+  if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
   RunResult result;
   result.exit_code = g_stop_signal ? 128 + g_stop_signal.load() : 0;
   result.out_dir = dir;

@@ -16,7 +16,8 @@ struct RunOptions {
   std::vector<std::string> overrides;  // "section.key=value": flags first, then --set
   std::string out_dir;                 // empty: out/<case name>
   bool force = false;                  // replace an existing output directory
-  bool quiet = false;
+  bool quiet = false;                  // no progress line, banner or summary table
+  bool silent = false;                 // not even the closing "output:" line (tiersim compare)
   std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
 };
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tiersim compare: every combination runs (or is reported as not run), the per-kernel table has
+# one row per combination with the speedup against the first, compare.csv and compare.png appear.
+set -u
+TIERSIM=$1
+WORK=$2
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$(dirname "$0")/../.."
+fail=0
+out=$("$TIERSIM" compare cases/plummer.toml --backend cpu --layout aos,soa,float4 --steps 3 --warmup 1 \
+      --set nbody.count=256 --out "$WORK/c" 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || { echo "FAIL: compare exited $rc"; fail=1; }
+for k in nbody_forces nbody_kick nbody_drift; do
+  rows=$(echo "$out" | awk -v k="$k" '$0 == k {on=1; next} on && /^$/ {on=0} on && /layout=/ {n++} END {print n+0}')
+  [ "$rows" -eq 3 ] || { echo "FAIL: $k has $rows rows, expected 3"; fail=1; }
+done
+echo "$out" | grep -q "layout=aos .* 1.00x" || { echo "FAIL: first combination is not the 1.00x baseline"; fail=1; }
+lines=$(grep -c "nbody_forces" "$WORK/c/compare.csv")
+[ "$lines" -eq 3 ] || { echo "FAIL: compare.csv has $lines force rows"; fail=1; }
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  [ -s "$WORK/c/compare.png" ] || { echo "FAIL: compare.png missing"; fail=1; }
+fi
+# A combination that cannot run is reported, the others still run.
+out=$("$TIERSIM" compare cases/plummer.toml --backend cpu,cuda --steps 2 --warmup 1 --set nbody.count=128 \
+      --out "$WORK/d" --no-chart 2>&1); rc=$?
+if "$TIERSIM" info | grep -q "GPU: none usable"; then
+  echo "$out" | grep -q "not run: backend=cuda" || { echo "FAIL: the cuda combination was not reported"; echo "$out"; fail=1; }
+  [ $rc -eq 0 ] || { echo "FAIL: one runnable combination should give exit 0"; fail=1; }
+fi
+exit $fail
