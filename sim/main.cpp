@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
   run->add_option("--set", sets, "override a case key: section.key=value (repeatable)")->take_all();
   run->add_option("--format", formats, "output formats: xdmf (always) and optionally vtk, e.g. xdmf,vtk");
+  run->add_option("--counters", ro.counters_every,
+                  "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
+                  "(that step is replayed: its timings are left out of telemetry.csv)")
+      ->check(CLI::NonNegativeNumber);
   run->add_flag("--force", ro.force, "replace an existing output directory");
   run->add_flag("--quiet,-q", ro.quiet, "no progress line or summary table");
 

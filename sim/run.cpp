@@ -15,6 +15,7 @@
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/device_info.hpp"
+#include "kernels/hw_counters.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
 #include "sim/telemetry.hpp"
@@ -103,6 +104,60 @@ void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapsh
               " (dt too large or an unstable setup?)");
 }
 
+// One profiled step: the hardware counters of each kernel launch beside the telemetry's cost
+// model of the same launch (matched in launch order). The step's event timings are not kept:
+// under CUPTI's kernel replay they time the replays.
+class CounterLog {
+ public:
+  CounterLog(std::string path) : path_(std::move(path)) {}
+  void add(std::int64_t step, const std::vector<KernelRecord>& recs, const std::vector<KernelCounters>& hw) {
+    const bool fresh = !std::ifstream(path_).good();
+    std::ofstream f(path_, std::ios::app);
+    if (fresh)
+      f << "step,kernel,cuda_function,strategy,bytes_compulsory,bytes_modelled,dram_read_bytes,dram_write_bytes,"
+           "dram_bytes,modelled_over_dram,l2_hit_rate,duration_ms\n";
+    if (recs.size() != hw.size() && !warned_) {
+      std::fprintf(stderr, "tiersim: counters: %zu kernel launches profiled, %zu recorded by telemetry at step %lld: "
+                   "rows are matched in launch order as far as they go\n", hw.size(), recs.size(), (long long)step);
+      warned_ = true;
+    }
+    char buf[1024];
+    for (std::size_t i = 0; i < hw.size(); ++i) {
+      const KernelRecord* r = i < recs.size() ? &recs[i] : nullptr;
+      const double dram = hw[i].dram_read_bytes + hw[i].dram_write_bytes;
+      std::string fn = hw[i].kernel;
+      for (char& ch : fn)
+        if (ch == ',' || ch == '"') ch = ';';
+      std::snprintf(buf, sizeof buf, "%lld,%s,\"%s\",%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.6g\n", (long long)step,
+                    r ? r->kernel.c_str() : "", fn.c_str(), r ? r->strategy.c_str() : "", r ? r->bytes_compulsory : 0.0,
+                    r ? r->bytes_modelled : 0.0, hw[i].dram_read_bytes, hw[i].dram_write_bytes, dram,
+                    r && dram > 0 ? r->bytes_modelled / dram : 0.0, hw[i].l2_hit_rate, hw[i].duration_ms);
+      f << buf;
+      if (r) rows_.push_back({r->kernel, r->bytes_modelled, dram, hw[i].l2_hit_rate});
+    }
+  }
+  // Per kernel: modelled bytes against the DRAM bytes the counters saw (last profiled step).
+  std::string table() const {
+    std::string out = "hardware counters (last profiled step): kernel, modelled MB, DRAM MB, modelled/DRAM, L2 hit\n";
+    char buf[256];
+    for (const auto& r : rows_) {
+      std::snprintf(buf, sizeof buf, "  %-24s %12.2f %12.2f %8.3f %7.1f%%\n", r.kernel.c_str(), r.modelled / 1e6,
+                    r.dram / 1e6, r.dram > 0 ? r.modelled / r.dram : 0.0, 100 * r.l2_hit);
+      out += buf;
+    }
+    return out;
+  }
+
+ private:
+  struct Row {
+    std::string kernel;
+    double modelled, dram, l2_hit;
+  };
+  std::string path_;
+  bool warned_ = false;
+  std::vector<Row> rows_;
+};
+
 std::int64_t env_int(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoll(v) : fallback;
@@ -179,6 +234,17 @@ RunResult run_case(const RunOptions& o) {
   auto old_term = std::signal(SIGTERM, on_stop_signal);
   const std::int64_t inject_nan_at = env_int("TIERSIM_INJECT_NAN_AT_STEP", -1);  // tests only
 
+  // Hardware counters for one step every N (CUDA only); where they cannot be read, say so once.
+  std::unique_ptr<HardwareCounters> counters;
+  std::unique_ptr<CounterLog> counter_log;
+  if (o.counters_every > 0) {
+    std::string why;
+    if (!gpu) why = "the CPU backend has no GPU counters";
+    else counters = make_hardware_counters(&why);
+    if (counters) counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
+    else std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
+  }
+
   std::int64_t step = restart ? ckpt.step : 0;
   double time = restart ? ckpt.time : 0.0;
   std::int64_t last_snapshot = step;
@@ -210,13 +276,16 @@ RunResult run_case(const RunOptions& o) {
 
   while (step < steps) {
     if (step == inject_nan_at) model->inject_nan(step);
+    const bool profiled = counters && (step + 1) % o.counters_every == 0;
+    if (profiled) counters->begin();
     {
       TraceRange range("step");
       model->step(dt);
     }
     ++step;
     time = step * dt;
-    telemetry.add(step, model->take_records());
+    if (profiled) counter_log->add(step, model->take_records(), counters->end());
+    else telemetry.add(step, model->take_records());
     const bool last = step == steps || g_stop_signal != 0;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
@@ -258,6 +327,7 @@ RunResult run_case(const RunOptions& o) {
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
+    if (counter_log) std::printf("%s(every profiled step in counters.csv)\n", counter_log->table().c_str());
     std::printf("%s %lld steps in %.3f s wall, %s = %+.3e\n", g_stop_signal ? "stopped after" : "finished",
                 static_cast<long long>(step), wall, cons.first.c_str(), cons.second);
   }

@@ -19,6 +19,7 @@ struct RunOptions {
   bool quiet = false;                  // no progress line, banner or summary table
   bool silent = false;                 // not even the closing "output:" line (tiersim compare)
   std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
+  int counters_every = 0;              // --counters N: hardware counters for one step every N (CUDA)
 };
 
 struct RunResult {
