@@ -1,6 +1,9 @@
 // Case files: every kind of mistake gets one line naming the file, the key and the problem.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "sim/case.hpp"
 #include "sim/core.hpp"
 
@@ -110,3 +113,13 @@ TEST(CaseFile, MissingFileNamesThePath) {
 }
 
 }  // namespace
+
+// The README's key table is the schema's own (`tiersim keys`): it cannot drift from the code.
+TEST(CaseFile, ReadmeKeyTableMatchesTheSchema) {
+  std::ifstream f(std::string(TIERSIM_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find(case_keys_markdown()), std::string::npos)
+      << "README.md's key table is out of date: replace it with the output of `tiersim keys`";
+}
