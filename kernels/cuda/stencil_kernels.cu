@@ -16,6 +16,8 @@
 //   through a const __restrict__ pointer.
 // The arithmetic is kernels/physics/stencil.hpp's, the same the CPU reference runs.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -147,178 +149,237 @@ __global__ void __launch_bounds__(32 * kNoneBY) stencil_none_kernel(Args<T> a, c
 }
 
 // ---- tiling shared (2.5D) ---------------------------------------------------------------------
-template <class T, int R, int EQ, int BY, int PF>
+// Shape: BY warps along y, each thread RY consecutive rows of VW points (one 16-byte vector per
+// row), so a block owns a 32*VW x BY*RY tile; PF planes loaded ahead; MINB > 0 caps the
+// registers so that MINB blocks fit on an SM (__launch_bounds__).
+template <class T, int R, int EQ, int BY, int PF, int RY>
 struct Tile {
-  static constexpr int VW = V<T>::n;                 // points per thread (one 16-byte vector)
+  static constexpr int VW = V<T>::n;                 // points per thread and row (one 16-byte vector)
   static constexpr int TX = 32 * VW;                 // tile width in points
+  static constexpr int TY = BY * RY;                 // tile height in rows
   static constexpr int XH = (R + VW - 1) / VW;       // halo vectors per side in x
   static constexpr int SW = TX + 2 * XH * VW;        // shared row width in points
-  static constexpr int ROWS = BY + 2 * R;
+  static constexpr int ROWS = TY + 2 * R;
   static constexpr int NS = stencil_fields<EQ>();
   static constexpr int Q = 2 * R + PF;               // register queue: planes z-R .. z+R+PF-1
   static constexpr int NB = PF + 1;                  // shared buffers: plane z and PF planes of halo in flight
+  static constexpr int HYI = (2 * R + BY - 1) / BY;  // y-halo rows per warp (2R rows over BY warps)
   static constexpr std::size_t smem_bytes = std::size_t(NB) * NS * ROWS * SW * sizeof(T);
-  static_assert(BY >= 2 * R, "the y-halo rows are loaded by the first 2R warps");
 };
 
-template <class T, int R, int EQ, int BY, int PF, class C>
+// The z loop is unrolled by the queue length Q: at step s of a round the queue slot of plane
+// z - R + j is (j + s) mod Q, a compile-time index, so the queue rotates by renaming registers
+// instead of Q vector moves per plane; the plane loaded at step s goes into slot s, which held
+// plane z - R (dead once this plane is computed).
+template <class T, int R, int EQ, int BY, int PF, int RY, class C>
 __device__ __forceinline__ void shared_body(const Args<T>& a, const C& co) {
-  using K = Tile<T, R, EQ, BY, PF>;
-  constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, Q = K::Q, NB = K::NB;
+  using K = Tile<T, R, EQ, BY, PF, RY>;
+  constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, Q = K::Q, NB = K::NB, TY = K::TY;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
-  auto buf = [&](int b, int f) { return smem + (b * NS + f) * K::ROWS * SW; };
+  constexpr int kBuf = NS * K::ROWS * SW;  // one buffer: NS fields of ROWS rows
 
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * BY;
-  const int x0 = bx0 + tx * VW, y = by0 + ty;
+  const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
+  const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;  // this thread's first point
   const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
-  const bool xin = x0 < a.xlimit, yin = y < a.ny + R;
-  const long long off = x0 + y * sy;
+  const bool xin = x0 < a.xlimit;
+  const long long off = x0 + y0 * sy;
   const T* in[2] = {a.in0, a.in1};
+  // Shared offset of this thread's vector in its first row (row r adds r * SW).
+  const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
 
-  // Halo roles. y halo: warps 0..2R-1 copy rows by0-R..by0-1 and by0+BY..by0+BY+R-1.
-  const int hy_ly = ty < R ? ty - R : BY + ty - R;
-  const bool hy_ok = ty < 2 * R && by0 + hy_ly < a.ny + R && xin;
-  const long long hy_off = x0 + (long long)(by0 + hy_ly) * sy;
-  const int hy_s = (hy_ly + R) * SW + XH * VW + tx * VW;
-  // x halo: lanes 0..2XH-1 of every warp copy the XH vectors left and right of its row.
+  // Halo roles. y halo: the 2R rows above and below the tile, row h by warp h mod BY.
+  long long hy_off[K::HYI];
+  int hy_s[K::HYI];
+  bool hy_ok[K::HYI];
+#pragma unroll
+  for (int i = 0; i < K::HYI; ++i) {
+    const int h = ty + i * BY;
+    const int ly = h < R ? h - R : TY + h - R;
+    hy_ok[i] = h < 2 * R && by0 + ly < a.ny + R && xin;
+    hy_off[i] = x0 + (long long)(by0 + ly) * sy;
+    hy_s[i] = (ly + R) * SW + XH * VW + tx * VW;
+  }
+  // x halo: lanes 0..2XH-1 of every warp copy the XH vectors left and right of its RY rows.
   const int hx_x = tx < XH ? bx0 - (XH - tx) * VW : bx0 + K::TX + (tx - XH) * VW;
-  const bool hx_ok = tx < 2 * XH && yin && hx_x < a.xlimit;
-  const long long hx_off = hx_x + y * sy;
-  const int hx_s = (ty + R) * SW + (hx_x - bx0) + XH * VW;
+  const bool hx_lane = tx < 2 * XH && hx_x < a.xlimit;
+  const long long hx_off = hx_x + y0 * sy;
+  const int hx_s = (ty * RY + R) * SW + (hx_x - bx0) + XH * VW;
 
   // Every call commits one group (empty past the chunk), so that wait_group counts planes.
   auto copy_halo = [&](int z, int b) {
-    if (z >= z1) {
-      cp_async_commit();
-      return;
-    }
-    if (ty < 2 * R) {
-      TIERSIM_UNROLL
-      for (int f = 0; f < NS; ++f) cp_async16(buf(b, f) + hy_s, in[f] + (hy_ok ? hy_off + z * sz : 0), hy_ok);
-    }
-    if (tx < 2 * XH) {
-      TIERSIM_UNROLL
-      for (int f = 0; f < NS; ++f) cp_async16(buf(b, f) + hx_s, in[f] + (hx_ok ? hx_off + z * sz : 0), hx_ok);
+    if (z < z1) {
+      const long long zo = z * sz;
+      T* const sb = smem + b * kBuf;
+#pragma unroll
+      for (int i = 0; i < K::HYI; ++i)
+        if (ty + i * BY < 2 * R) {
+#pragma unroll
+          for (int f = 0; f < NS; ++f)
+            cp_async16(sb + f * K::ROWS * SW + hy_s[i], in[f] + (hy_ok[i] ? hy_off[i] + zo : 0), hy_ok[i]);
+        }
+      if (tx < 2 * XH) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+          const bool ok = hx_lane && y0 + r < a.ny + R;
+#pragma unroll
+          for (int f = 0; f < NS; ++f)
+            cp_async16(sb + f * K::ROWS * SW + hx_s + r * SW, in[f] + (ok ? hx_off + r * sy + zo : 0), ok);
+        }
+      }
     }
     cp_async_commit();
   };
 
-  V<T> q[NS][Q];
-  TIERSIM_UNROLL
+  // q[f][r][slot]: planes z0 - R .. z0 + R + PF - 1 in slots 0 .. Q - 1.
+  V<T> q[NS][RY][Q];
+#pragma unroll
   for (int i = 0; i < Q; ++i) {
     const int zz = z0 - R + i;
-    const bool ok = xin && yin && zz < z1 + R;
-    TIERSIM_UNROLL
-    for (int f = 0; f < NS; ++f) q[f][i] = ok ? ldg16(in[f] + off + zz * sz) : zero16<T>();
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
+#pragma unroll
+      for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + off + r * sy + zz * sz) : zero16<T>();
+    }
   }
   // Halos of planes z0 .. z0+PF-1 in flight; the wave's u(t-dt) PF planes ahead in registers.
-  TIERSIM_UNROLL
+#pragma unroll
   for (int i = 0; i < PF; ++i) copy_halo(z0 + i, i);
-  const bool own = y < a.ny && x0 < a.nx;
-  V<T> upq[EQ == kWave ? PF : 1];
+  V<T> upq[EQ == kWave ? PF : 1][RY];
   if constexpr (EQ == kWave) {
-    TIERSIM_UNROLL
-    for (int i = 0; i < PF; ++i) upq[i] = own && z0 + i < z1 ? ld16(a.prev + off + (z0 + i) * sz) : zero16<T>();
+#pragma unroll
+    for (int i = 0; i < PF; ++i)
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+        upq[i][r] = y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz)
+                                                               : zero16<T>();
   }
 
   int b = 0;  // buffer of plane z: (z - z0) mod NB
-  for (int z = z0; z < z1; ++z) {
-    // Loads for later planes first, so that they are in flight while this plane is computed.
-    V<T> nq[NS];
-    {
-      const int zz = z + R + PF;
-      const bool ok = xin && yin && zz < z1 + R;
-      TIERSIM_UNROLL
-      for (int f = 0; f < NS; ++f) nq[f] = ok ? ldg16(in[f] + off + zz * sz) : zero16<T>();
-    }
-    V<T> upv = upq[0], upn = zero16<T>();
-    if constexpr (EQ == kWave)
-      if (own && z + PF < z1) upn = ld16(a.prev + off + (z + PF) * sz);
-
-    cp_async_wait_group<PF - 1>();  // this plane's halo; the PF - 1 later planes may still fly
-    TIERSIM_UNROLL
-    for (int f = 0; f < NS; ++f) st16(buf(b, f) + (ty + R) * SW + XH * VW + tx * VW, q[f][R]);
-    __syncthreads();
-    // Halo of plane z + PF into the buffer plane z - 1 used: every thread is past computing it.
-    int bp = b + PF;
-    if (bp >= NB) bp -= NB;
-    copy_halo(z + PF, bp);
-
-    T lap[NS][VW];
-    TIERSIM_UNROLL
-    for (int f = 0; f < NS; ++f) {
-      const T* row = buf(b, f) + (ty + R) * SW + XH * VW + tx * VW;
-      V<T> xs[2 * XH + 1];
-      TIERSIM_UNROLL
-      for (int h = 0; h < XH; ++h) {
-        xs[h] = ld16(row - (XH - h) * VW);
-        xs[XH + 1 + h] = ld16(row + (1 + h) * VW);
-      }
-      xs[XH] = q[f][R];
-      V<T> ys[2 * R + 1];
-      TIERSIM_UNROLL
-      for (int k = 1; k <= R; ++k) {
-        ys[R - k] = ld16(row - k * SW);
-        ys[R + k] = ld16(row + k * SW);
-      }
-      TIERSIM_UNROLL
-      for (int e = 0; e < VW; ++e) {
-        lap[f][e] = laplacian<R>(co, q[f][R].e[e], [&](int axis, int d) -> T {
-          if (axis == 0) {
-            const int idx = XH * VW + e + d;
-            return xs[idx / VW].e[idx % VW];
-          }
-          if (axis == 1) return ys[R + d].e[e];
-          return q[f][R + d].e[e];
-        });
-      }
-    }
-
-    if (own) {
-      V<T> o0, o1;
-      TIERSIM_UNROLL
-      for (int e = 0; e < VW; ++e) {
-        T r1 = 0;
-        update_point<T, EQ>(a, q[0][R].e[e], NS > 1 ? q[NS - 1][R].e[e] : T(0), lap[0][e], lap[NS - 1][e],
-                            upv.e[e], o0.e[e], r1);
-        o1.e[e] = r1;
-      }
-      T* p0 = a.out0 + off + z * sz;
-      T* p1 = EQ == kGrayScott ? a.out1 + off + z * sz : nullptr;
-      if (x0 + VW <= a.nx) {
-        st16(p0, o0);
-        if constexpr (EQ == kGrayScott) st16(p1, o1);
-      } else {
-        for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
-          p0[e] = o0.e[e];
-          if constexpr (EQ == kGrayScott) p1[e] = o1.e[e];
+  for (int zb = z0; zb < z1; zb += Q) {
+#pragma unroll
+    for (int s = 0; s < Q; ++s) {
+      const int z = zb + s;
+      if (z >= z1) break;  // block-uniform
+      const int c = (R + s) % Q;  // slot of plane z
+      // Loads for later planes first, so that they are in flight while this plane is computed.
+      V<T> nq[NS][RY];
+      {
+        const int zz = z + R + PF;
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+          const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
+#pragma unroll
+          for (int f = 0; f < NS; ++f) nq[f][r] = ok ? ldg16(in[f] + off + r * sy + zz * sz) : zero16<T>();
         }
       }
-    }
+      V<T> upn[RY];
+      if constexpr (EQ == kWave) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          upn[r] = y0 + r < a.ny && x0 < a.nx && z + PF < z1 ? ld16(a.prev + off + r * sy + (z + PF) * sz)
+                                                             : zero16<T>();
+      }
 
-    TIERSIM_UNROLL
-    for (int f = 0; f < NS; ++f) {
-      TIERSIM_UNROLL
-      for (int i = 0; i + 1 < Q; ++i) q[f][i] = q[f][i + 1];
-      q[f][Q - 1] = nq[f];
+      cp_async_wait_group<PF - 1>();  // this plane's halo; the PF - 1 later planes may still fly
+      T* const sb = smem + b * kBuf;
+#pragma unroll
+      for (int f = 0; f < NS; ++f)
+#pragma unroll
+        for (int r = 0; r < RY; ++r) st16(sb + f * K::ROWS * SW + s_own + r * SW, q[f][r][c]);
+      __syncthreads();
+      // Halo of plane z + PF into the buffer plane z - 1 used: every thread is past computing it.
+      copy_halo(z + PF, b + PF >= NB ? b + PF - NB : b + PF);
+
+      T lap[NS][RY][VW];
+#pragma unroll
+      for (int f = 0; f < NS; ++f) {
+        const T* const own = sb + f * K::ROWS * SW + s_own;
+        // y neighbours outside this thread's rows: rows -R..-1 and RY..RY+R-1 (index t + R).
+        V<T> ys[RY + 2 * R];
+#pragma unroll
+        for (int t = -R; t < RY + R; ++t)
+          if (t < 0 || t >= RY) ys[t + R] = ld16(own + t * SW);
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+          const T* const row = own + r * SW;
+          V<T> xs[2 * XH + 1];
+#pragma unroll
+          for (int h = 0; h < XH; ++h) {
+            xs[h] = ld16(row - (XH - h) * VW);
+            xs[XH + 1 + h] = ld16(row + (1 + h) * VW);
+          }
+          xs[XH] = q[f][r][c];
+#pragma unroll
+          for (int e = 0; e < VW; ++e) {
+            lap[f][r][e] = laplacian<R>(co, q[f][r][c].e[e], [&](int axis, int d) -> T {
+              if (axis == 0) {
+                const int idx = XH * VW + e + d;
+                return xs[idx / VW].e[idx % VW];
+              }
+              if (axis == 1) {
+                const int t = r + d;
+                return t >= 0 && t < RY ? q[f][t][c].e[e] : ys[t + R].e[e];
+              }
+              return q[f][r][(R + s + d + Q) % Q].e[e];
+            });
+          }
+        }
+      }
+
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        if (y0 + r < a.ny && x0 < a.nx) {
+          V<T> o0, o1;
+#pragma unroll
+          for (int e = 0; e < VW; ++e) {
+            T r1 = 0;
+            const T up = EQ == kWave ? upq[0][r].e[e] : T(0);
+            update_point<T, EQ>(a, q[0][r][c].e[e], NS > 1 ? q[NS - 1][r][c].e[e] : T(0), lap[0][r][e],
+                                lap[NS - 1][r][e], up, o0.e[e], r1);
+            o1.e[e] = r1;
+          }
+          const long long o = off + r * sy + z * sz;
+          T* p0 = a.out0 + o;
+          T* p1 = EQ == kGrayScott ? a.out1 + o : nullptr;
+          if (x0 + VW <= a.nx) {
+            st16(p0, o0);
+            if constexpr (EQ == kGrayScott) st16(p1, o1);
+          } else {
+            for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
+              p0[e] = o0.e[e];
+              if constexpr (EQ == kGrayScott) p1[e] = o1.e[e];
+            }
+          }
+        }
+      }
+
+      // Slot s held plane z - R, dead now: it takes plane z + R + PF.
+#pragma unroll
+      for (int f = 0; f < NS; ++f)
+#pragma unroll
+        for (int r = 0; r < RY; ++r) q[f][r][s] = nq[f][r];
+      if constexpr (EQ == kWave) {
+#pragma unroll
+        for (int i = 0; i + 1 < PF; ++i)
+#pragma unroll
+          for (int r = 0; r < RY; ++r) upq[i][r] = upq[i + 1][r];
+#pragma unroll
+        for (int r = 0; r < RY; ++r) upq[PF - 1][r] = upn[r];
+      }
+      if (++b == NB) b = 0;
     }
-    if constexpr (EQ == kWave) {
-      TIERSIM_UNROLL
-      for (int i = 0; i + 1 < PF; ++i) upq[i] = upq[i + 1];
-      upq[PF - 1] = upn;
-    }
-    if (++b == NB) b = 0;
   }
   cp_async_wait_group<0>();
 }
 
-template <class T, int R, int EQ, bool CONST, int BY, int PF>
-__global__ void __launch_bounds__(32 * BY) stencil_shared_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco) {
-  if constexpr (CONST) shared_body<T, R, EQ, BY, PF>(a, const_coeffs<T>());
-  else shared_body<T, R, EQ, BY, PF>(a, *gco);
+template <class T, int R, int EQ, bool CONST, int BY, int PF, int RY, int MINB>
+__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco) {
+  if constexpr (CONST) shared_body<T, R, EQ, BY, PF, RY>(a, const_coeffs<T>());
+  else shared_body<T, R, EQ, BY, PF, RY>(a, *gco);
 }
 
 // ---- drivers ----------------------------------------------------------------------------------
@@ -351,10 +412,10 @@ Args<T> make_args(const StencilLaunch<T>& l) {
 
 const char* eq_tag(int eq) { return eq == kHeat ? "heat" : eq == kWave ? "wave" : "gray_scott"; }
 
-template <class T, int R, int EQ, bool CONST, int BY, int PF>
+template <class T, int R, int EQ, bool CONST, int BY, int PF, int RY = 1, int MINB = 0>
 StencilLaunchInfo launch_shared(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s) {
-  using K = Tile<T, R, EQ, BY, PF>;
-  auto kern = stencil_shared_kernel<T, R, EQ, CONST, BY, PF>;
+  using K = Tile<T, R, EQ, BY, PF, RY>;
+  auto kern = stencil_shared_kernel<T, R, EQ, CONST, BY, PF, RY, MINB>;
   static bool configured = false;
   if (!configured) {
     TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(K::smem_bytes)),
@@ -363,22 +424,41 @@ StencilLaunchInfo launch_shared(const StencilLaunch<T>& l, Args<T> a, cudaStream
   }
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, K::smem_bytes));
-  const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, BY);
+  const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   a.zchunk = choose_zchunk(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, R);
   const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
   kern<<<grid, dim3(32, BY), K::smem_bytes, s>>>(a, l.coeffs_global);
-  const std::string name = std::string("stencil_") + eq_tag(EQ) + "_shared_r" + std::to_string(R) + "_by" +
-                           std::to_string(BY) + "_pf" + std::to_string(PF);
+  std::string name = std::string("stencil_") + eq_tag(EQ) + "_shared_r" + std::to_string(R) + "_by" +
+                     std::to_string(BY) + "_pf" + std::to_string(PF);
+  if (RY > 1) name += "_ry" + std::to_string(RY);
+  if (MINB > 0) name += "_mb" + std::to_string(MINB);
   TIERSIM_CUDA_CHECK_LAUNCH("stencil_shared_kernel",
                             name + ", grid " + std::to_string(a.nx) + "x" + std::to_string(a.ny) + "x" + std::to_string(a.nz));
   // Bytes by this kernel's own model: per block, every plane of its chunk plus 2R more, each
   // with the tile, its x halo (whole 16-byte vectors) and its y-halo rows; writes once; the
   // wave's u(t - dt) once.
-  const double tile_plane = double(BY) * K::TX + double(BY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
+  const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
   const double reads = double(K::NS) * double(grid.x) * grid.y * (double(a.nz) + 2.0 * R * grid.z) * tile_plane;
   const double pts = double(a.nx) * a.ny * a.nz;
   const double writes = pts * K::NS + (EQ == kWave ? pts : 0);
   return {name, (reads + writes) * sizeof(T)};
+}
+
+// Shape override for the benchmark's sweeps (heat fp32, --coeffs constant only):
+// TIERSIM_STENCIL_SHAPE=BY,PF,RY,MINB (threads along y, planes ahead, rows per thread, blocks
+// per SM in __launch_bounds__, 0: none). Empty: the defaults below or --block-y/--prefetch.
+struct Shape {
+  int by = 0, pf = 0, ry = 0, minb = 0;
+};
+Shape env_shape() {
+  static const Shape sh = [] {
+    Shape r;
+    if (const char* e = std::getenv("TIERSIM_STENCIL_SHAPE"))
+      if (std::sscanf(e, "%d,%d,%d,%d", &r.by, &r.pf, &r.ry, &r.minb) != 4)
+        throw Error(std::string("TIERSIM_STENCIL_SHAPE must be BY,PF,RY,MINB, not '") + e + "'");
+    return r;
+  }();
+  return sh;
 }
 
 template <class T, int R, int EQ, bool CONST>
@@ -408,15 +488,28 @@ template <class T, int R, int EQ, bool CONST>
 StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
   const Args<T> a = make_args(l);
   if (l.tiling == Tiling::None) return launch_none<T, R, EQ, CONST>(l, a, s);
-  // Tile height and prefetch depth, from the sweep in docs/performance.md (H200, heat fp32,
-  // 512^3): PF = 2 planes in flight beat PF = 1 by 8-10 points of copy bandwidth (the barrier
-  // no longer waits on loads issued one plane earlier); PF = 4 gained nothing (more registers,
-  // same issue-bound loop). 8-row tiles for R != 2, 16-row tiles for R = 2 (within noise of
-  // each other elsewhere). Gray-Scott keeps 8-row tiles for its two fields; wave 16. Heat in
-  // fp32 also builds the other shapes for the benchmark (--block-y, --prefetch).
-  constexpr int kBY = EQ == kGrayScott ? 8 : 16;
+  // Tile shape, from the sweep in docs/performance.md (H200, heat fp32, 512^3).
+  // fp64 and Gray-Scott: 8 warps (16 would cap the registers at 128 and spill at R = 4).
+  constexpr int kBY = EQ == kGrayScott || std::is_same_v<T, double> ? 8 : 16;
   constexpr int kPF = 2;
   if constexpr (std::is_same_v<T, float> && EQ == kHeat) {
+    const Shape e = env_shape();
+    if (CONST && e.by) {
+#define TIERSIM_SHAPE(BY_, PF_, RY_, MB_) \
+  if (e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) return launch_shared<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s);
+      TIERSIM_SHAPE(8, 2, 1, 0)
+      TIERSIM_SHAPE(16, 2, 1, 0)
+      TIERSIM_SHAPE(8, 4, 1, 0)
+      TIERSIM_SHAPE(8, 2, 2, 0)
+      TIERSIM_SHAPE(4, 2, 2, 0)
+      if constexpr (R <= 2) TIERSIM_SHAPE(16, 2, 2, 0)
+      if constexpr (R == 1) TIERSIM_SHAPE(8, 2, 1, 4)
+#undef TIERSIM_SHAPE
+      throw Error("TIERSIM_STENCIL_SHAPE: shape not built");
+    }
+    // R = 1: 4 warps of 2 rows each (8-row tiles): 93% of copy against 78% for 8 warps of one row.
+    if constexpr (R == 1)
+      if (!l.tuning.block_y && !l.tuning.prefetch) return launch_shared<T, R, EQ, CONST, 4, 2, 2, 0>(l, a, s);
     const int by = l.tuning.block_y ? l.tuning.block_y : (R == 2 ? 16 : 8);
     const int pf = l.tuning.prefetch ? l.tuning.prefetch : 2;
     if (by == 8 && pf == 2) return launch_shared<T, R, EQ, CONST, 8, 2>(l, a, s);
