@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   tiersim::register_bench_nbody(*bench);
   tiersim::register_bench_stencil(*bench);
+  tiersim::register_bench_l2(*bench);
 
   try {
     app.parse(argc, argv);  // bench subcommands run from their callbacks, inside parse

@@ -1,7 +1,18 @@
 // make_nbody_cuda: the CUDA N-body backend. The particles live in one device buffer in the
 // chosen layout for the whole run; upload/download copy only when asked (initial state,
-// snapshots). Every launch is bracketed by two CUDA events recorded on the engine's stream;
-// take_records() resolves them, so the hot loop never synchronizes.
+// snapshots). Every launch goes through the shared LaunchTimer (launch_timer.hpp): CUDA events
+// on the engine's stream, an NVTX range, the L2 window in the record; take_records() resolves
+// them, so the hot loop never synchronizes.
+//
+// L2 persistence (--l2-persist on): the hot set is what the force kernel re-reads, the
+// positions and masses (x y z m) of every body: each of the n/block blocks streams all n of
+// them (--tiling none: every thread loads every j-body from L1/L2; --tiling shared: each block
+// stages them tile by tile into shared memory, so every block still reads all of them once).
+// soa: the first four arrays (x, y, z, m) are contiguous; float4: the posm array; aos and
+// aosoa interleave positions with velocities and accelerations, so the window covers the whole
+// store. The window is set once on the engine's stream and covers every launch (kick and
+// drift included: drift's position writes then land in persisting lines the next force
+// evaluation reads).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -9,6 +20,8 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/l2_window.cuh"
+#include "kernels/cuda/launch_timer.hpp"
 #include "kernels/cuda/nbody_forces.cuh"
 #include "kernels/cuda/nbody_integrate.cuh"
 #include "kernels/device_info.hpp"
@@ -49,16 +62,7 @@ class CudaNbodyEngine final : public NbodyEngine {
     scratch_.allocate(scratch, "diagnostics reduction scratch");
     scratch_bytes_ = scratch;
     dview_ = View(store_.data(), n);
-    TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
-
-  ~CudaNbodyEngine() override {
-    for (auto& r : pending_) {
-      cudaEventDestroy(r.start);
-      cudaEventDestroy(r.stop);
-    }
-    for (auto e : free_events_) cudaEventDestroy(e);
-    if (stream_) cudaStreamDestroy(stream_);
+    l2_.target(store_.data(), hot_bytes(n));
   }
 
   int size() const override { return n_; }
@@ -83,21 +87,21 @@ class CudaNbodyEngine final : public NbodyEngine {
   }
 
   void compute_forces() override {
-    Pending& r = begin();
-    cuda::launch_nbody_forces(dview_, s_.tiling, force_eps2(p_.softening), p_.G, t_, stream_, r.rec);
-    end(r);
+    KernelRecord& r = timer_.begin(s_.tiling == Tiling::Shared ? "nbody_forces_shared" : "nbody_forces_global", strategy_);
+    cuda::launch_nbody_forces(dview_, s_.tiling, force_eps2(p_.softening), p_.G, t_, stream_, r);
+    timer_.end();
   }
 
   void kick(double dt) override {
-    Pending& r = begin();
-    cuda::launch_nbody_kick(dview_, dt, stream_, r.rec);
-    end(r);
+    KernelRecord& r = timer_.begin("nbody_kick", strategy_);
+    cuda::launch_nbody_kick(dview_, dt, stream_, r);
+    timer_.end();
   }
 
   void drift(double dt) override {
-    Pending& r = begin();
-    cuda::launch_nbody_drift(dview_, dt, stream_, r.rec);
-    end(r);
+    KernelRecord& r = timer_.begin("nbody_drift", strategy_);
+    cuda::launch_nbody_drift(dview_, dt, stream_, r);
+    timer_.end();
   }
 
   NbodyDiagnostics diagnostics() override {
@@ -105,51 +109,16 @@ class CudaNbodyEngine final : public NbodyEngine {
     return cuda::reduce_nbody_diagnostics(dview_, phi_.as<double>(), p_.G, scratch_.data(), scratch_bytes_, stream_);
   }
 
-  std::vector<KernelRecord> take_records() override {
-    std::vector<KernelRecord> out;
-    out.reserve(pending_.size());
-    for (auto& r : pending_) {
-      TIERSIM_CUDA_CHECK(cudaEventSynchronize(r.stop), "waiting for " + r.rec.kernel);
-      float ms = 0;
-      TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.stop), "timing " + r.rec.kernel);
-      r.rec.ms = ms;
-      out.push_back(std::move(r.rec));
-      free_events_.push_back(r.start);
-      free_events_.push_back(r.stop);
-    }
-    pending_.clear();
-    return out;
+  std::vector<KernelRecord> take_records() override { return timer_.take_records(); }
+
+  // Bytes of the hot set (x y z m of every body) from the start of the store, by layout.
+  static std::size_t hot_bytes(int n) {
+    if constexpr (View::layout == Layout::SoA) return 4 * View::stride(std::size_t(n));
+    else if constexpr (View::layout == Layout::Float4) return View::stride(std::size_t(n));
+    else return View::bytes(std::size_t(n));  // aos, aosoa: positions interleaved with the rest
   }
 
  private:
-  struct Pending {
-    KernelRecord rec;
-    cudaEvent_t start = nullptr, stop = nullptr;
-  };
-
-  cudaEvent_t get_event() {
-    if (!free_events_.empty()) {
-      cudaEvent_t e = free_events_.back();
-      free_events_.pop_back();
-      return e;
-    }
-    cudaEvent_t e = nullptr;
-    TIERSIM_CUDA_CHECK(cudaEventCreate(&e), "timing event");
-    return e;
-  }
-
-  Pending& begin() {
-    Pending r;
-    r.start = get_event();
-    r.stop = get_event();
-    r.rec.strategy = strategy_;
-    pending_.push_back(r);
-    TIERSIM_CUDA_CHECK(cudaEventRecord(pending_.back().start, stream_));
-    return pending_.back();
-  }
-
-  void end(Pending& r) { TIERSIM_CUDA_CHECK(cudaEventRecord(r.stop, stream_), "after " + r.rec.kernel); }
-
   Strategy s_;
   int n_;
   NbodyParams p_;
@@ -158,9 +127,12 @@ class CudaNbodyEngine final : public NbodyEngine {
   cuda::DeviceBuffer store_, phi_, scratch_;
   std::size_t scratch_bytes_ = 0;
   View dview_;
-  cudaStream_t stream_ = nullptr;
-  std::vector<Pending> pending_;
-  std::vector<cudaEvent_t> free_events_;
+  // Destroyed in reverse order: timer, window (drains the stream, resets persisting lines,
+  // restores the limit), then the stream.
+  cuda::OwnedStream owned_stream_{cudaStreamNonBlocking};
+  cudaStream_t stream_ = owned_stream_.get();
+  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes(n_), "the N-body positions"};
+  cuda::LaunchTimer timer_{stream_, &l2_};
 };
 
 }  // namespace

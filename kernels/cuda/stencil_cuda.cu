@@ -1,6 +1,22 @@
 // The CUDA stencil backend: fields in device memory (one GridSpec for all), the halo fill and
 // the update kernel of kernels/cuda/stencil_kernels.cu per step, reductions on the device, and
-// one telemetry record per launch timed with CUDA events.
+// one telemetry record per launch through the shared LaunchTimer (CUDA events, NVTX, L2 window).
+//
+// L2 persistence (--l2-persist on). What is hot: the field the NEXT step reads, i.e. the
+// buffer this step writes (for Gray-Scott both outputs, U and V; for the wave the buffer
+// updated in place, which is the next step's u), and the coefficient table (--coeffs global).
+// The grids live in one allocation laid out as
+//     [ group A grids | coefficient table | group B grids ]
+// (heat and wave: one grid per group; Gray-Scott: U and V), so that a window over either group
+// plus the table, or over everything, is one contiguous range. Two placements
+// (kernels/l2_window.hpp, StencilL2Target):
+//  - Output (default): retargeted every step, before the update, to the group being written
+//    (the next step's input). Measured on an H200 (docs/performance.md, "L2 persistence"):
+//    neutral (0.96-1.04x) while the group fits the carve-out, slower beyond: the lines made
+//    persisting one step are still persisting the next, so ping-pong asks for twice the
+//    carve-out, and with hitRatio < 1 steps ran up to 3x slower.
+//  - Pair: one window over the arena, hitRatio = carve-out / both groups. Measured slower than
+//    Output at every size.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -10,8 +26,11 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/l2_window.cuh"
+#include "kernels/cuda/launch_timer.hpp"
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/device_info.hpp"
+#include "kernels/l2_window.hpp"
 #include "kernels/stencil_engine.hpp"
 
 namespace tiersim {
@@ -20,6 +39,10 @@ namespace {
 // The __constant__ table is one per process and scalar type: the engine whose table is there.
 std::atomic<std::uint64_t> g_next_engine_id{1};
 std::uint64_t g_constant_owner[2] = {0, 0};
+
+// Every grid of the arena starts 256-byte aligned, as cudaMalloc would place it.
+constexpr std::size_t round_up(std::size_t b, std::size_t a) { return (b + a - 1) / a * a; }
+constexpr std::size_t round256(std::size_t b) { return round_up(b, 256); }
 
 template <class T>
 class StencilCuda final : public StencilEngine {
@@ -30,27 +53,27 @@ class StencilCuda final : public StencilEngine {
     if (!d.usable) throw Error("--backend cuda: " + d.why_not);
     sm_count_ = d.sm_count;
     const int nf = stencil_field_count(p.equation);
-    const int ngrids = p.equation == Equation::Wave ? 2 : 2 * nf;
-    const std::string what = std::string("stencil field (") + name(p.equation) + ", " + std::to_string(p.nx) + "x" +
-                             std::to_string(p.ny) + "x" + std::to_string(p.nz) + ", R=" + std::to_string(p.radius) + ")";
-    for (int g = 0; g < ngrids; ++g) {
-      bufs_.emplace_back(spec_.bytes(), what);
-      // Padding and halos start as zeros: nothing uninitialised reaches a kernel.
-      TIERSIM_CUDA_CHECK(cudaMemset(bufs_.back().data(), 0, spec_.bytes()), what);
-      views_.push_back(spec_.view(bufs_.back().template as<T>()));
-    }
+    group_ = p.equation == Equation::GrayScott ? 2 : 1;
+    const int ngrids = 2 * group_;
+    const std::string what = std::string("stencil fields (") + name(p.equation) + ", " + std::to_string(ngrids) + " x " +
+                             std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" + std::to_string(p.nz) +
+                             ", R=" + std::to_string(p.radius) + ")";
+    grid_stride_ = round256(spec_.bytes());
+    coeff_slot_ = round256(sizeof(StencilCoeffs<T>));
+    arena_.allocate(std::size_t(ngrids) * grid_stride_ + coeff_slot_, what);
+    // Padding and halos start as zeros: nothing uninitialised reaches a kernel.
+    TIERSIM_CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()), what);
+    for (int g = 0; g < ngrids; ++g) views_.push_back(spec_.view(reinterpret_cast<T*>(grid_base(g))));
     for (int f = 0; f < nf; ++f) cur_.push_back(f);
     if (p.equation != Equation::Wave)
       for (int f = 0; f < nf; ++f) nxt_.push_back(nf + f);
     coeffs_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
-    coeffs_dev_.allocate(sizeof(StencilCoeffs<T>), "stencil coefficients");
-    TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_.data(), &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
+    coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + group_ * grid_stride_);
+    TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_, &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
     max_blocks_ = 4 * std::max(1, sm_count_) * 8;
     partials_.allocate(sizeof(double) * 4 * std::size_t(max_blocks_), "reduction partials");
-  }
-
-  ~StencilCuda() override {
-    for (auto& r : pending_) cudaEventDestroy(r.start), cudaEventDestroy(r.stop);
+    // The first step reads group A: that is the hot set until the first update retargets.
+    target_window(p.equation == Equation::Wave ? cur_[1] : cur_[0]);
   }
 
   const StencilProblem& problem() const override { return p_; }
@@ -62,14 +85,14 @@ class StencilCuda final : public StencilEngine {
     for (int k = 0; k < p_.nz; ++k)
       for (int j = 0; j < p_.ny; ++j)
         for (int i = 0; i < p_.nx; ++i) hv(i, j, k) = T(v[(std::size_t(k) * p_.ny + j) * p_.nx + i]);
-    TIERSIM_CUDA_CHECK(cudaMemcpy(bufs_[cur_[field]].data(), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
+    TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
                        "stencil field upload");
   }
 
   std::vector<double> download(int field) override {
     check_field(field, std::size_t(p_.points()));
     std::vector<T> host(spec_.elements());
-    TIERSIM_CUDA_CHECK(cudaMemcpy(host.data(), bufs_[cur_[field]].data(), spec_.bytes(), cudaMemcpyDeviceToHost),
+    TIERSIM_CUDA_CHECK(cudaMemcpy(host.data(), grid_base(cur_[field]), spec_.bytes(), cudaMemcpyDeviceToHost),
                        "stencil field download");
     const GridView<T> hv = spec_.view(host.data());
     std::vector<double> v(std::size_t(p_.points()));
@@ -82,10 +105,11 @@ class StencilCuda final : public StencilEngine {
   void step(double dt) override {
     const int ns = p_.equation == Equation::GrayScott ? 2 : 1;
     {
-      Pending r = begin("stencil_halo_cuda");
+      // The window still covers the inputs (last step's outputs): their halos are hot too.
+      timer_.begin("stencil_halo_cuda", strategy_);
       for (int f = 0; f < ns; ++f) cuda::launch_halo_fill(views_[cur_[f]], p_.boundary, T(p_.boundary_value), stream_);
       const double hp = double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
-      end(r, hp * 2 * sizeof(T), hp * 2 * sizeof(T), 0, hp);
+      cost(timer_.end(), hp * 2 * sizeof(T), hp * 2 * sizeof(T), 0, hp);
     }
     cuda::StencilLaunch<T> l;
     l.equation = p_.equation;
@@ -95,10 +119,12 @@ class StencilCuda final : public StencilEngine {
     l.tuning = t_;
     l.sm_count = sm_count_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
-    l.coeffs_global = coeffs_dev_.template as<StencilCoeffs<T>>();
+    l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
+      // On the legacy default stream: ordered after every engine's queued kernels (their
+      // streams are blocking streams) and before this engine's next ones.
       std::uint64_t& owner = g_constant_owner[sizeof(T) == 8];
-      if (owner != id_) cuda::upload_constant_coeffs(coeffs_, stream_), owner = id_;
+      if (owner != id_) cuda::upload_constant_coeffs(coeffs_, cudaStreamLegacy), owner = id_;
     }
     if (p_.equation == Equation::Heat) {
       l.in[0] = views_[cur_[0]], l.out[0] = views_[nxt_[0]];
@@ -110,11 +136,14 @@ class StencilCuda final : public StencilEngine {
       l.in[0] = views_[cur_[0]], l.in[1] = views_[cur_[1]], l.out[0] = views_[nxt_[0]], l.out[1] = views_[nxt_[1]];
       l.p[0] = T(dt), l.p[1] = T(p_.du), l.p[2] = T(p_.dv), l.p[3] = T(p_.feed), l.p[4] = T(p_.kill);
     }
-    Pending r = begin("");
+    // Hot set of the next step: the grids this update writes.
+    target_window(p_.equation == Equation::Wave ? cur_[1] : nxt_[0]);
+    timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
-    r.rec.kernel = info.kernel;
-    end(r, stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
-        stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
+    KernelRecord& r = timer_.end();
+    r.kernel = info.kernel;
+    cost(r, stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
+         stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
     if (p_.equation == Equation::Wave) std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < ns; ++f) std::swap(cur_[f], nxt_[f]);
@@ -139,7 +168,7 @@ class StencilCuda final : public StencilEngine {
   double wave_energy(double dt) override {
     if (p_.equation != Equation::Wave) return 0;
     cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.boundary_value), stream_);
-    const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_.template as<StencilCoeffs<T>>(),
+    const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_,
                                                 p_.speed * p_.speed, 1 / dt, partials_.template as<double>(),
                                                 max_blocks_, stream_);
     const std::vector<double> h = fetch_partials(blocks);
@@ -148,49 +177,49 @@ class StencilCuda final : public StencilEngine {
     return e;
   }
 
-  std::vector<KernelRecord> take_records() override {
-    std::vector<KernelRecord> out;
-    for (auto& r : pending_) {
-      TIERSIM_CUDA_CHECK(cudaEventSynchronize(r.stop), "stencil kernel " + r.rec.kernel);
-      float ms = 0;
-      TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.stop));
-      r.rec.ms = ms;
-      out.push_back(std::move(r.rec));
-      cudaEventDestroy(r.start), cudaEventDestroy(r.stop);
-    }
-    pending_.clear();
-    return out;
-  }
+  std::vector<KernelRecord> take_records() override { return timer_.take_records(); }
 
   std::string strategy_name() const override {
     return std::string("cuda/") + name(s_.precision) + "/" + name(s_.tiling) + "/" + name(s_.coeffs);
   }
 
  private:
-  struct Pending {
-    KernelRecord rec;
-    cudaEvent_t start{}, stop{};
-  };
-
-  Pending begin(const std::string& kernel) {
-    Pending r;
-    r.rec.kernel = kernel;
-    TIERSIM_CUDA_CHECK(cudaEventCreate(&r.start));
-    TIERSIM_CUDA_CHECK(cudaEventCreate(&r.stop));
-    TIERSIM_CUDA_CHECK(cudaEventRecord(r.start, stream_));
-    return r;
+  static void cost(KernelRecord& r, double compulsory, double modelled, double flops, double work) {
+    r.bytes_compulsory = compulsory;
+    r.bytes_modelled = modelled;
+    r.flops = flops;
+    r.work = work;
+    r.work_unit = "points";
   }
-  void end(Pending& r, double compulsory, double modelled, double flops, double work) {
-    TIERSIM_CUDA_CHECK(cudaEventRecord(r.stop, stream_));
-    r.rec.strategy = strategy_name();
-    r.rec.bytes_compulsory = compulsory;
-    r.rec.bytes_modelled = modelled;
-    r.rec.flops = flops;
-    r.rec.work = work;
-    r.rec.work_unit = "points";
-    pending_.push_back(std::move(r));
-    // Bound the events held when nobody takes the records (tests that only step).
-    if (pending_.size() > 4096) (void)take_records();
+
+  // Grid g of the arena: group A (g < group_), the coefficient slot, group B.
+  void* grid_base(int g) const {
+    char* a = static_cast<char*>(arena_.data());
+    return a + std::size_t(g) * grid_stride_ + (g >= group_ ? coeff_slot_ : 0);
+  }
+  // The window for a step that writes grid g (see kernels/l2_window.hpp, StencilL2Target).
+  void target_window(int g) {
+    if (!l2_.enabled()) return;
+    const std::size_t group_touched = std::size_t(group_) * touched_grid_bytes();
+    if (policy_ == StencilL2Target::Pair) {  // both groups and the table: set once, then a no-op
+      l2_.target(arena_.data(), arena_.bytes(), 2 * group_touched + sizeof(StencilCoeffs<T>));
+      return;
+    }
+    const std::size_t bytes = std::size_t(group_) * grid_stride_ + coeff_slot_;
+    const std::size_t demand = (policy_ == StencilL2Target::OutputHalf ? 2 : 1) * group_touched + sizeof(StencilCoeffs<T>);
+    l2_.target(g < group_ ? grid_base(0) : static_cast<char*>(grid_base(group_)) - coeff_slot_, bytes, demand);
+  }
+  // Bytes of one grid that kernels touch: interior plus halos, each row from the first to the
+  // last 32-byte sector it reaches (the padding to the row pitch is never read).
+  std::size_t touched_grid_bytes() const {
+    const std::size_t row = round_up(std::size_t(p_.nx + 2 * p_.radius) * sizeof(T), 32) + 32;
+    return row * std::size_t(p_.ny + 2 * p_.radius) * std::size_t(p_.nz + 2 * p_.radius);
+  }
+  // The carve-out the stencil asks for (before the device's maximum): the touched bytes of one
+  // group and the table. (group_ is not set yet when l2_ is built: computed from p_ here.)
+  std::size_t hot_bytes_max() const {
+    const std::size_t g = p_.equation == Equation::GrayScott ? 2 : 1;
+    return (policy_ == StencilL2Target::Pair ? 2 : 1) * g * touched_grid_bytes() + sizeof(StencilCoeffs<T>);
   }
 
   std::vector<double> fetch_partials(int blocks) {
@@ -212,13 +241,26 @@ class StencilCuda final : public StencilEngine {
   GridSpec<T> spec_;
   std::uint64_t id_;
   int sm_count_ = 1, max_blocks_ = 1;
-  cudaStream_t stream_ = nullptr;  // the legacy default stream: orders the __constant__ uploads of all engines
-  std::vector<cuda::DeviceBuffer> bufs_;
+  int group_ = 1;  // grids written per step: 2 for Gray-Scott (U, V), else 1
+  std::size_t grid_stride_ = 0, coeff_slot_ = 0;
+  cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]
   std::vector<GridView<T>> views_;
   std::vector<int> cur_, nxt_;
   StencilCoeffs<T> coeffs_;
-  cuda::DeviceBuffer coeffs_dev_, partials_;
-  std::vector<Pending> pending_;
+  StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
+  cuda::DeviceBuffer partials_;
+  StencilL2Target policy_ = stencil_l2_target();
+  std::string strategy_ = strategy_name();
+  // The update kernel's NVTX name before launch (the driver adds the tuning suffix to the record).
+  std::string update_name_ = std::string("stencil_") +
+                             (p_.equation == Equation::Heat ? "heat" : p_.equation == Equation::Wave ? "wave" : "gray_scott") +
+                             "_" + name(s_.tiling) + "_r" + std::to_string(p_.radius);
+  // A blocking stream (the engine's launches), then the window and timer that use it; destroyed
+  // in reverse order.
+  cuda::OwnedStream owned_stream_{cudaStreamDefault};
+  cudaStream_t stream_ = owned_stream_.get();
+  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields"};
+  cuda::LaunchTimer timer_{stream_, &l2_};
 };
 
 }  // namespace

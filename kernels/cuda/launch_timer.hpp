@@ -1,0 +1,74 @@
+// The one timing path of the CUDA engines (N-body and stencil): every kernel launch sits
+// between begin() and end(), which
+//  - push and pop an NVTX range named after the kernel (Nsight Systems/Compute show the same
+//    names as telemetry.csv),
+//  - record a CUDA event pair on the engine's stream (never a host clock, never a
+//    synchronisation in the hot loop), unless set_kernel_timing(false) switched timing off,
+//  - copy the L2 access-policy window the launch runs with into the KernelRecord.
+// take_records() waits for the last stop events only (cudaEventSynchronize) and resolves the
+// times; events are pooled and reused.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/l2_window.cuh"
+#include "sim/telemetry.hpp"
+
+namespace tiersim::cuda {
+
+// A stream the engine owns; declared before the L2Window and LaunchTimer that use it, so it is
+// destroyed after them. Blocking (cudaStreamDefault): ordered with the legacy default stream,
+// which synchronous copies and process-wide uploads use.
+class OwnedStream {
+ public:
+  explicit OwnedStream(unsigned flags = cudaStreamDefault) {
+    TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, flags), "engine stream");
+  }
+  ~OwnedStream() {
+    if (s_) cudaStreamDestroy(s_);  // no throw from a destructor
+  }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class LaunchTimer {
+ public:
+  LaunchTimer(cudaStream_t stream, const L2Window* window) : stream_(stream), window_(window) {}
+  ~LaunchTimer();
+  LaunchTimer(const LaunchTimer&) = delete;
+  LaunchTimer& operator=(const LaunchTimer&) = delete;
+
+  // Opens one launch: `name` for NVTX (and the record, unless the driver names it); strategy
+  // for the record. Returns the record for the driver to fill (kernel name, cost model); it
+  // stays valid until end().
+  KernelRecord& begin(const char* name, const std::string& strategy);
+  // Closes the launch opened by begin(); returns its record (to add the cost model afterwards).
+  KernelRecord& end();
+  // Every closed launch since the last call, in launch order, times resolved.
+  std::vector<KernelRecord> take_records();
+
+ private:
+  struct Pending {
+    KernelRecord rec;
+    cudaEvent_t start = nullptr, stop = nullptr;
+  };
+  cudaEvent_t get_event();
+  void resolve(std::vector<KernelRecord>& out);
+
+  cudaStream_t stream_;
+  const L2Window* window_;
+  std::vector<Pending> pending_;
+  std::vector<cudaEvent_t> free_events_;
+  std::vector<KernelRecord> done_;  // resolved early (many launches and nobody taking them)
+  bool open_ = false;
+};
+
+}  // namespace tiersim::cuda

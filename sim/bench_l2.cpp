@@ -1,0 +1,272 @@
+// `tiersim bench l2`: what the L2 access-policy window (--l2-persist on) does per step, over
+// problem sizes from well inside the L2 to several times larger. For each stencil equation and
+// grid size: median time per step (halo fill + update, CUDA events) with the window off and
+// on, the speedup, the window and hit ratio the engine set, the device's L2 size, persisting
+// maximum and the carve-out it granted. N-body rows show the force step with positions in the
+// window (--tiling none and shared). Each figure is from a fresh engine, off first, then on.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/device_info.hpp"
+#include "kernels/l2_window.hpp"
+#include "kernels/nbody_engine.hpp"
+#include "kernels/stencil_engine.hpp"
+#include "sim/bench.hpp"
+#include "sim/core.hpp"
+
+namespace tiersim {
+namespace {
+
+struct BenchL2Options {
+  std::vector<std::string> equations{"heat", "wave", "gray-scott"};
+  std::vector<int> sizes{96, 128, 160, 176, 192, 208, 224, 256, 320, 384};
+  int radius = 1;
+  std::string tiling = "shared", coeffs = "constant", precision = "fp32";
+  std::vector<long long> nbody_sizes{262144, 1048576};
+  std::vector<std::string> nbody_tilings{"none", "shared"};
+  std::vector<std::string> windows{"output"};  // stencil window placement (kernels/l2_window.hpp)
+  long long persist_bytes = 0;
+  int reps = 30, warmup = 5, nbody_reps = 3;
+  std::string csv;
+};
+
+std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double unit(std::uint64_t i) { return double(splitmix(i) >> 11) * 0x1.0p-53; }
+
+// Random values in [lo, lo + span): never zeros.
+std::vector<double> random_field(std::int64_t n, std::uint64_t seed, double lo, double span) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+#pragma omp parallel for
+  for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = lo + span * unit(std::uint64_t(i) * 4 + seed);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Measured {
+  double ms_step = 0;
+  double ms_update = 0;
+  bool window = false;
+  double window_bytes = 0, hit_ratio = 0;
+  std::size_t carveout = 0;
+};
+
+// Steps of one engine: per step, the sum of its launches' times; medians.
+Measured measure_stencil(const Strategy& s, const StencilProblem& p, const std::vector<std::vector<double>>& init,
+                         double dt, const BenchL2Options& o) {
+  auto eng = make_stencil_cuda(s, p);
+  for (int f = 0; f < stencil_field_count(p.equation); ++f) eng->upload(f, init[std::size_t(f)]);
+  for (int w = 0; w < o.warmup; ++w) eng->step(dt);
+  (void)eng->take_records();
+  Measured m;
+  const L2ProbeState st = l2_probe();
+  if (!st.live.empty()) m.carveout = st.live.back().carveout;
+  for (int r = 0; r < o.reps; ++r) eng->step(dt);
+  const std::vector<KernelRecord> recs = eng->take_records();
+  std::vector<double> step_ms, upd_ms;
+  for (std::size_t i = 0; i + 1 < recs.size(); i += 2) {  // halo, update per step
+    step_ms.push_back(recs[i].ms + recs[i + 1].ms);
+    upd_ms.push_back(recs[i + 1].ms);
+    m.window = recs[i + 1].l2_window;
+    m.window_bytes = recs[i + 1].l2_window_bytes;
+    m.hit_ratio = recs[i + 1].l2_hit_ratio;
+  }
+  m.ms_step = median(step_ms);
+  m.ms_update = median(upd_ms);
+  return m;
+}
+
+Bodies random_bodies(long long n) {
+  Bodies b;
+  b.resize(std::size_t(n));
+#pragma omp parallel for
+  for (long long i = 0; i < n; ++i) {
+    const auto u = std::uint64_t(i) * 16;
+    const auto k = std::size_t(i);
+    b.pos[k] = {2 * unit(u) - 1, 2 * unit(u + 1) - 1, 2 * unit(u + 2) - 1};
+    b.vel[k] = {0.1 * unit(u + 3) - 0.05, 0.1 * unit(u + 4) - 0.05, 0.1 * unit(u + 5) - 0.05};
+    b.acc[k] = {unit(u + 6) - 0.5, unit(u + 7) - 0.5, unit(u + 8) - 0.5};
+    b.mass[k] = (0.5 + unit(u + 9)) / double(n);
+  }
+  return b;
+}
+
+Measured measure_nbody(const Strategy& s, const Bodies& b, const BenchL2Options& o) {
+  NbodyParams params;
+  auto eng = make_nbody_cuda(s, int(b.size()), params);
+  eng->upload(b);
+  const double dt = 1e-4;
+  auto step = [&] {
+    eng->kick(0.5 * dt);
+    eng->drift(dt);
+    eng->compute_forces();
+    eng->kick(0.5 * dt);
+  };
+  step();
+  (void)eng->take_records();
+  Measured m;
+  const L2ProbeState st = l2_probe();
+  if (!st.live.empty()) m.carveout = st.live.back().carveout;
+  std::vector<double> step_ms, force_ms;
+  for (int r = 0; r < o.nbody_reps; ++r) {
+    step();
+    double t = 0;
+    for (const KernelRecord& k : eng->take_records()) {
+      t += k.ms;
+      if (k.kernel.find("forces") != std::string::npos) {
+        force_ms.push_back(k.ms);
+        m.window = k.l2_window, m.window_bytes = k.l2_window_bytes, m.hit_ratio = k.l2_hit_ratio;
+      }
+    }
+    step_ms.push_back(t);
+  }
+  m.ms_step = median(step_ms);
+  m.ms_update = median(force_ms);
+  return m;
+}
+
+void run_bench_l2(const BenchL2Options& o) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) throw Error("bench l2 needs a GPU: " + d.why_not);
+  const L2Support sup = l2_persistence_support();
+  std::printf("device: %s, %d SMs, compute capability %d.%d, driver %d, runtime %d\n", d.name.c_str(), d.sm_count,
+              d.cc_major, d.cc_minor, d.driver_version, d.runtime_version);
+  std::printf("L2 %s, persisting L2 maximum %s, access-policy window maximum %s\n", format_bytes(double(d.l2_bytes)).c_str(),
+              format_bytes(double(d.persisting_l2_max)).c_str(), format_bytes(double(d.access_policy_window_max)).c_str());
+  if (!sup.supported) std::printf("L2 persistence NOT available here: %s (the 'on' columns run without a window)\n", sup.why_not.c_str());
+  std::printf("stencils: %s, R=%d, tiling %s, coeffs %s; time per step = halo fill + update, CUDA events, median of %d "
+              "steps after %d warm-up; fresh engine per figure (off first, then on)\n",
+              o.precision.c_str(), o.radius, o.tiling.c_str(), o.coeffs.c_str(), o.reps, o.warmup);
+  std::printf("field MB: bytes one field's kernels touch (interior + halos); hot MB: what the window is for (pair: both\n"
+              "ping-pong groups; output: the fields the next step reads); window MB: num_bytes set on the stream (padded grids); hit: hitRatio\n\n");
+  std::printf("%-18s %9s %8s %8s %8s %8s %6s %9s %9s %8s %9s %9s\n", "model", "size", "field MB", "hot MB", "window",
+              "carve", "hit", "off ms", "on ms", "speedup", "off upd", "on upd");
+
+  std::ofstream csv;
+  if (!o.csv.empty()) {
+    csv.open(o.csv);
+    if (!csv) throw Error("bench l2: cannot write " + o.csv);
+    csv << "model,size,tiling,field_bytes,hot_bytes,window_bytes,carveout_bytes,hit_ratio,off_ms_step,on_ms_step,"
+           "speedup,off_ms_kernel,on_ms_kernel,l2_bytes,persisting_max,device\n";
+  }
+  auto row = [&](const std::string& model, const std::string& size, const std::string& tiling, double field, double hot,
+                 const Measured& off, const Measured& on) {
+    const double sp = on.ms_step > 0 ? off.ms_step / on.ms_step : 0;
+    std::printf("%-18s %9s %8.1f %8.1f %8.1f %8.1f %6.3f %9.4f %9.4f %7.2fx %9.4f %9.4f\n", model.c_str(), size.c_str(),
+                field / 1e6, hot / 1e6, on.window_bytes / 1e6, double(on.carveout) / 1e6, on.hit_ratio, off.ms_step,
+                on.ms_step, sp, off.ms_update, on.ms_update);
+    std::fflush(stdout);
+    if (csv)
+      csv << model << "," << size << "," << tiling << "," << field << "," << hot << "," << on.window_bytes << ","
+          << on.carveout << "," << on.hit_ratio << "," << off.ms_step << "," << on.ms_step << "," << sp << ","
+          << off.ms_update << "," << on.ms_update << "," << d.l2_bytes << "," << d.persisting_l2_max << ",\""
+          << d.name << "\"\n";
+  };
+
+  Strategy s;
+  s.backend = Backend::Cuda;
+  s.precision = parse_precision(o.precision);
+  s.tiling = parse_tiling(o.tiling);
+  s.coeffs = parse_coeffs(o.coeffs);
+  s.l2_persist_bytes = std::size_t(o.persist_bytes);
+  const std::size_t scalar = s.precision == Precision::Fp64 ? 8 : 4;
+  for (int n : o.sizes) {
+    std::vector<std::vector<double>> init;
+    for (const std::string& eq_name : o.equations) {
+      StencilProblem p;
+      p.equation = parse_equation(eq_name);
+      p.nx = p.ny = p.nz = n;
+      p.radius = o.radius;
+      for (int a = 0; a < 3; ++a) p.h[a] = p.equation == Equation::GrayScott ? 1.0 : 1.0 / n;
+      const int nf = stencil_field_count(p.equation);
+      while (int(init.size()) < nf) init.push_back(random_field(p.points(), 17 + init.size(), 0.25, 0.5));
+      const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
+      const double dt = 0.5 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
+                               : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
+                                                              : gray_scott_dt_limit(rho, p.du, p.dv));
+      s.l2_persist = L2Persist::Off;
+      const Measured off = measure_stencil(s, p, init, dt, o);
+      for (const std::string& wname : o.windows) {
+        const StencilL2Target w = wname == "output" ? StencilL2Target::Output
+                                  : wname == "output-half" ? StencilL2Target::OutputHalf
+                                                           : StencilL2Target::Pair;
+        const StencilL2Target before = stencil_l2_target();
+        set_stencil_l2_target(w);
+        s.l2_persist = L2Persist::On;
+        const Measured on = measure_stencil(s, p, init, dt, o);
+        set_stencil_l2_target(before);
+        const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
+        const double hot = field * (p.equation == Equation::GrayScott ? 2 : 1) * (w == StencilL2Target::Pair ? 2 : 1);
+        const std::string eq = eq_name == "gray-scott" ? "grayscott" : eq_name;
+        row(o.windows.size() > 1 ? eq + "/" + wname : eq, std::to_string(n) + "^3", o.tiling, field, hot, off, on);
+      }
+      if (csv) csv.flush();
+    }
+  }
+  for (long long n : o.nbody_sizes) {
+    const Bodies b = random_bodies(n);
+    for (const std::string& t : o.nbody_tilings) {
+      Strategy ns;
+      ns.backend = Backend::Cuda;
+      ns.layout = Layout::SoA;
+      ns.precision = Precision::Fp32;
+      ns.tiling = parse_tiling(t);
+      ns.l2_persist_bytes = std::size_t(o.persist_bytes);
+      ns.l2_persist = L2Persist::Off;
+      const Measured off = measure_nbody(ns, b, o);
+      ns.l2_persist = L2Persist::On;
+      const Measured on = measure_nbody(ns, b, o);
+      const double pos = double(n) * 16;  // x y z m, fp32
+      row("nbody/" + t, std::to_string(n), t, pos, pos, off, on);
+    }
+  }
+  std::printf("\n'upd' columns: the stencil update kernel alone, or the N-body force kernel alone (ms)\n");
+}
+
+}  // namespace
+
+void register_bench_l2(CLI::App& bench) {
+  auto o = std::make_shared<BenchL2Options>();
+  CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
+  sub->add_option("--equations", o->equations, "heat, wave, gray-scott")->delimiter(',')->capture_default_str();
+  sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
+  sub->add_option("--stencil-window", o->windows, "pair, output, output-half: where the stencil window goes")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"pair", "output", "output-half"}))
+      ->capture_default_str();
+  sub->add_option("--radius", o->radius, "stencil radius 1..4")->capture_default_str();
+  sub->add_option("--tiling", o->tiling, "none, shared")->capture_default_str();
+  sub->add_option("--coeffs", o->coeffs, "constant, global")->capture_default_str();
+  sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
+  sub->add_option("--nbody-sizes", o->nbody_sizes, "body counts for the N-body rows (empty list: none)")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--nbody-tilings", o->nbody_tilings, "none, shared")->delimiter(',')->capture_default_str();
+  sub->add_option("--l2-persist-bytes", o->persist_bytes, "window/carve-out size (0: the hot set)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--nbody-reps", o->nbody_reps, "timed N-body steps per figure")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--csv", o->csv, "write the figures to this CSV file");
+  sub->callback([o] { run_bench_l2(*o); });
+}
+
+}  // namespace tiersim
