@@ -25,6 +25,10 @@ namespace tiersim {
 enum class StencilL2Target { Pair, Output, OutputHalf };
 void set_stencil_l2_target(StencilL2Target t);
 StencilL2Target stencil_l2_target();
+// What happens to the window's lines that the hit ratio does not make persisting: streaming
+// (evicted first; the CUDA guide's usual choice, the default) or normal (ordinary LRU).
+void set_l2_miss_streaming(bool streaming);
+bool l2_miss_streaming();
 
 // Whether --l2-persist on can take effect here; why not where it cannot.
 struct L2Support {

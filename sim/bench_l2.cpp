@@ -203,14 +203,20 @@ void run_bench_l2(const BenchL2Options& o) {
       s.l2_persist = L2Persist::Off;
       const Measured off = measure_stencil(s, p, init, dt, o);
       for (const std::string& wname : o.windows) {
-        const StencilL2Target w = wname == "output" ? StencilL2Target::Output
-                                  : wname == "output-half" ? StencilL2Target::OutputHalf
+        // "<placement>" or "<placement>-normal" (the non-persisting share of the window misses as
+        // normal lines instead of streaming ones).
+        const bool normal = wname.size() > 7 && wname.substr(wname.size() - 7) == "-normal";
+        const std::string place = normal ? wname.substr(0, wname.size() - 7) : wname;
+        const StencilL2Target w = place == "output" ? StencilL2Target::Output
+                                  : place == "output-half" ? StencilL2Target::OutputHalf
                                                            : StencilL2Target::Pair;
         const StencilL2Target before = stencil_l2_target();
         set_stencil_l2_target(w);
+        set_l2_miss_streaming(!normal);
         s.l2_persist = L2Persist::On;
         const Measured on = measure_stencil(s, p, init, dt, o);
         set_stencil_l2_target(before);
+        set_l2_miss_streaming(true);
         const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
         const double hot = field * (p.equation == Equation::GrayScott ? 2 : 1) * (w == StencilL2Target::Pair ? 2 : 1);
         const std::string eq = eq_name == "gray-scott" ? "grayscott" : eq_name;
@@ -246,7 +252,7 @@ void register_bench_l2(CLI::App& bench) {
   CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
   sub->add_option("--equations", o->equations, "heat, wave, gray-scott")->delimiter(',')->capture_default_str();
   sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
-  sub->add_option("--stencil-window", o->windows, "pair, output, output-half: where the stencil window goes")
+  sub->add_option("--stencil-window", o->windows, "pair, output, output-half, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
       ->delimiter(',')
       ->check(CLI::IsMember({"pair", "output", "output-half"}))
       ->capture_default_str();

@@ -16,6 +16,7 @@
 #include "io/snapshots.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
+#include "kernels/kernel_timing.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
 #include "sim/telemetry.hpp"
@@ -184,6 +185,7 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
+  set_kernel_timing(c.get_bool("run.telemetry"));
 
   // Everything that can be refused is checked here, before the output directory exists.
   SnapshotOptions snap_options;

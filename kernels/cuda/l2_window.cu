@@ -41,6 +41,11 @@ namespace {
 std::atomic<StencilL2Target> g_stencil_target{StencilL2Target::Output};
 }
 void set_stencil_l2_target(StencilL2Target t) { g_stencil_target.store(t); }
+namespace {
+std::atomic<bool> g_miss_streaming{true};
+}
+void set_l2_miss_streaming(bool streaming) { g_miss_streaming.store(streaming); }
+bool l2_miss_streaming() { return g_miss_streaming.load(); }
 StencilL2Target stencil_l2_target() { return g_stencil_target.load(); }
 
 namespace {
@@ -62,7 +67,8 @@ cudaStreamAttrValue window_value(const void* base, std::size_t bytes, float hit)
   v.accessPolicyWindow.num_bytes = bytes;
   v.accessPolicyWindow.hitRatio = hit;
   v.accessPolicyWindow.hitProp = bytes ? cudaAccessPropertyPersisting : cudaAccessPropertyNormal;
-  v.accessPolicyWindow.missProp = bytes ? cudaAccessPropertyStreaming : cudaAccessPropertyNormal;
+  v.accessPolicyWindow.missProp =
+      bytes && l2_miss_streaming() ? cudaAccessPropertyStreaming : cudaAccessPropertyNormal;
   return v;
 }
 

@@ -19,6 +19,8 @@ namespace {
 std::atomic<StencilL2Target> g_target{StencilL2Target::Output};
 }
 void set_stencil_l2_target(StencilL2Target t) { g_target.store(t); }
+void set_l2_miss_streaming(bool) {}
+bool l2_miss_streaming() { return true; }
 StencilL2Target stencil_l2_target() { return g_target.load(); }
 
 L2Support l2_persistence_support() {
