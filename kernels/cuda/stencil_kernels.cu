@@ -3,14 +3,19 @@
 //
 // --tiling none: one thread per (x, y) column walking z planes; every neighbour is a read-only
 //   (LDG.CONSTANT) load and L1/L2 catch the re-reads.
-// --tiling shared: 2.5D blocking. A block owns a 32*VW x BY tile of an x-y plane (VW points per
-//   thread as one 16-byte vector) and marches through a chunk of z planes. The z neighbours of a
-//   thread's points live in a register queue (2R + PF planes, PF planes loaded ahead), so the
-//   only global read per point is one 16-byte vector of the plane R + PF ahead, plus the tile's
-//   halo. Each plane's tile goes to shared memory (a ring of PF + 1 buffers: one barrier per
-//   plane); the halo rows and columns are copied global -> shared with cp.async PF planes ahead,
-//   so they cost neither registers nor a wait at the barrier. x and y neighbours
-//   are 16-byte shared loads (conflict-free: a quarter warp reads 128 consecutive bytes).
+// --tiling shared: 2.5D blocking, two kernels. Both: a block of BY warps owns a 32*VW x BY*RY
+//   tile of an x-y plane (VW points per thread and row as one 16-byte vector, RY rows per
+//   thread) and marches through a chunk of z planes; the z neighbours of a thread's points live
+//   in a register queue, the z loop unrolled by the queue length so that the queue rotates by
+//   renaming registers; one barrier per plane; x and y neighbours are 16-byte shared loads
+//   (conflict-free: a quarter warp reads 128 consecutive bytes).
+//   * register prefetch (stencil_shared_kernel): the queue also holds PF planes loaded ahead
+//     (LDG straight to registers, then stored to a ring of PF + 1 shared buffers); the halo
+//     rows and columns go global -> shared with cp.async PF planes ahead. Default at R = 1.
+//   * ring (stencil_ring_kernel): every plane of tile and halo goes global -> shared with
+//     cp.async R + P planes ahead into a ring of R + P + 1 buffers; the queue holds only planes
+//     z-R .. z+R, the newest read from the ring. Loads in flight cost shared memory, not
+//     registers. Default at R = 2..4.
 // --coeffs constant: the StencilCoeffs table in __constant__ memory: FFMA with c[0x3][...]
 //   operands, a warp-uniform broadcast. --coeffs global: the same table in a global array read
 //   through a const __restrict__ pointer.
@@ -382,6 +387,210 @@ __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_k
   else shared_body<T, R, EQ, BY, PF, RY>(a, *gco);
 }
 
+
+// Ring variant: every plane of the tile with its halos goes global -> shared by cp.async,
+// D = R + P planes ahead, into a ring of D + 1 buffers, so the loads in flight cost shared
+// memory instead of registers (the register-prefetch kernel above holds PF planes of loads in
+// registers, which at R = 4 caps it at 16 warps and 16 KB in flight per SM). The z queue keeps
+// only planes z-R .. z+R of the thread's own vectors (2R + 1 slots, unrolled by that length),
+// the newest read from the ring.
+template <class T, int R, int EQ, int BY, int P, int RY>
+struct Ring {
+  using K = Tile<T, R, EQ, BY, 1, RY>;
+  static constexpr int D = R + P;                       // planes copied ahead of the current one
+  static constexpr int NB = D + 1;                      // ring buffers
+  static constexpr int Q = 2 * R + 1;                   // register queue
+  static constexpr int NRW = (K::ROWS + BY - 1) / BY;   // rows copied per warp and plane
+  static constexpr std::size_t smem_bytes = std::size_t(NB) * K::NS * K::ROWS * K::SW * sizeof(T);
+};
+
+template <class T, int R, int EQ, int BY, int P, int RY, class C>
+__device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
+  using K = Tile<T, R, EQ, BY, 1, RY>;
+  using G = Ring<T, R, EQ, BY, P, RY>;
+  constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
+  constexpr int Q = G::Q, NB = G::NB, D = G::D;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* const smem = reinterpret_cast<T*>(smem_raw);
+  constexpr int kBuf = NS * ROWS * SW;
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
+  const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;
+  const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
+  const long long sy = a.sy, sz = a.sz;
+  const bool xin = x0 < a.xlimit;
+  const long long off = x0 + y0 * sy;
+  const T* in[2] = {a.in0, a.in1};
+  const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
+
+  // Copy roles: warp w copies shared rows w, w + BY, ... (global row by0 - R + row): lane tx the
+  // tile vector at x0, lanes 0..2XH-1 also one x-halo vector each.
+  const int hx_x = tx < XH ? bx0 - (XH - tx) * VW : bx0 + K::TX + (tx - XH) * VW;
+  const int dxh = hx_x - x0;  // x-halo vector relative to the lane's tile vector
+  const bool hx_lane = tx < 2 * XH && hx_x < a.xlimit;
+  long long c_off[G::NRW];
+  int c_s[G::NRW];
+  bool c_ok[G::NRW];
+#pragma unroll
+  for (int i = 0; i < G::NRW; ++i) {
+    const int row = ty + i * BY, gy = by0 - R + row;
+    c_ok[i] = row < ROWS && gy < a.ny + R;
+    c_off[i] = x0 + (long long)gy * sy;
+    c_s[i] = row * SW + XH * VW + tx * VW;
+  }
+  auto copy_plane = [&](int z, int b) {
+    if (z < z1 + R) {
+      const long long zo = z * sz;
+      T* const sb = smem + b * kBuf;
+#pragma unroll
+      for (int i = 0; i < G::NRW; ++i)
+        if (ty + i * BY < ROWS) {
+          const bool ok = c_ok[i] && xin, okh = c_ok[i] && hx_lane;
+#pragma unroll
+          for (int f = 0; f < NS; ++f) {
+            cp_async16(sb + f * ROWS * SW + c_s[i], in[f] + (ok ? c_off[i] + zo : 0), ok);
+            if (tx < 2 * XH) cp_async16(sb + f * ROWS * SW + c_s[i] + dxh, in[f] + (okh ? c_off[i] + dxh + zo : 0), okh);
+          }
+        }
+    }
+    cp_async_commit();
+  };
+
+  // Queue slots 0 .. 2R-1: planes z0-R .. z0+R-1 (straight from global); slot 2R is filled
+  // from the ring at the first step.
+  V<T> q[NS][RY][Q];
+#pragma unroll
+  for (int i = 0; i < 2 * R; ++i) {
+    const int zz = z0 - R + i;
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
+#pragma unroll
+      for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + off + r * sy + zz * sz) : zero16<T>();
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < D; ++i) copy_plane(z0 + i, i);
+  constexpr int UP = 2;  // the wave's u(t-dt), UP planes ahead in registers
+  V<T> upq[EQ == kWave ? UP : 1][RY];
+  if constexpr (EQ == kWave) {
+#pragma unroll
+    for (int i = 0; i < UP; ++i)
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+        upq[i][r] = y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz)
+                                                               : zero16<T>();
+  }
+
+  int b = 0;  // buffer of plane z: (z - z0) mod NB
+  for (int zb = z0; zb < z1; zb += Q) {
+#pragma unroll
+    for (int s = 0; s < Q; ++s) {
+      const int z = zb + s;
+      if (z >= z1) break;  // block-uniform
+      const int c = (R + s) % Q;  // slot of plane z
+      V<T> upn[RY];
+      if constexpr (EQ == kWave) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          upn[r] = y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? ld16(a.prev + off + r * sy + (z + UP) * sz)
+                                                             : zero16<T>();
+      }
+      cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
+      __syncthreads();               // ... everyone's; and plane z - 1's buffer is free
+      copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
+      T* const sb = smem + b * kBuf;
+      {
+        const int bn = b + R >= NB ? b + R - NB : b + R;  // plane z + R
+        T* const sn = smem + bn * kBuf;
+#pragma unroll
+        for (int f = 0; f < NS; ++f)
+#pragma unroll
+          for (int r = 0; r < RY; ++r) q[f][r][(2 * R + s) % Q] = ld16(sn + f * ROWS * SW + s_own + r * SW);
+      }
+
+      T lap[NS][RY][VW];
+#pragma unroll
+      for (int f = 0; f < NS; ++f) {
+        const T* const own = sb + f * ROWS * SW + s_own;
+        V<T> ys[RY + 2 * R];
+#pragma unroll
+        for (int t = -R; t < RY + R; ++t)
+          if (t < 0 || t >= RY) ys[t + R] = ld16(own + t * SW);
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+          const T* const row = own + r * SW;
+          V<T> xs[2 * XH + 1];
+#pragma unroll
+          for (int h = 0; h < XH; ++h) {
+            xs[h] = ld16(row - (XH - h) * VW);
+            xs[XH + 1 + h] = ld16(row + (1 + h) * VW);
+          }
+          xs[XH] = q[f][r][c];
+#pragma unroll
+          for (int e = 0; e < VW; ++e) {
+            lap[f][r][e] = laplacian<R>(co, q[f][r][c].e[e], [&](int axis, int d) -> T {
+              if (axis == 0) {
+                const int idx = XH * VW + e + d;
+                return xs[idx / VW].e[idx % VW];
+              }
+              if (axis == 1) {
+                const int t = r + d;
+                return t >= 0 && t < RY ? q[f][t][c].e[e] : ys[t + R].e[e];
+              }
+              return q[f][r][(R + s + d + Q) % Q].e[e];
+            });
+          }
+        }
+      }
+
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        if (y0 + r < a.ny && x0 < a.nx) {
+          V<T> o0, o1;
+#pragma unroll
+          for (int e = 0; e < VW; ++e) {
+            T r1 = 0;
+            const T up = EQ == kWave ? upq[0][r].e[e] : T(0);
+            update_point<T, EQ>(a, q[0][r][c].e[e], NS > 1 ? q[NS - 1][r][c].e[e] : T(0), lap[0][r][e],
+                                lap[NS - 1][r][e], up, o0.e[e], r1);
+            o1.e[e] = r1;
+          }
+          const long long o = off + r * sy + z * sz;
+          T* p0 = a.out0 + o;
+          T* p1 = EQ == kGrayScott ? a.out1 + o : nullptr;
+          if (x0 + VW <= a.nx) {
+            st16(p0, o0);
+            if constexpr (EQ == kGrayScott) st16(p1, o1);
+          } else {
+            for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
+              p0[e] = o0.e[e];
+              if constexpr (EQ == kGrayScott) p1[e] = o1.e[e];
+            }
+          }
+        }
+      }
+      if constexpr (EQ == kWave) {
+#pragma unroll
+        for (int i = 0; i + 1 < UP; ++i)
+#pragma unroll
+          for (int r = 0; r < RY; ++r) upq[i][r] = upq[i + 1][r];
+#pragma unroll
+        for (int r = 0; r < RY; ++r) upq[UP - 1][r] = upn[r];
+      }
+      if (++b == NB) b = 0;
+    }
+  }
+  cp_async_wait_group<0>();
+}
+
+template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB>
+__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_ring_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco) {
+  if constexpr (CONST) ring_body<T, R, EQ, BY, P, RY>(a, const_coeffs<T>());
+  else ring_body<T, R, EQ, BY, P, RY>(a, *gco);
+}
+
 // ---- drivers ----------------------------------------------------------------------------------
 int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
 
@@ -444,18 +653,75 @@ StencilLaunchInfo launch_shared(const StencilLaunch<T>& l, Args<T> a, cudaStream
   return {name, (reads + writes) * sizeof(T)};
 }
 
-// Shape override for the benchmark's sweeps (heat fp32, --coeffs constant only):
-// TIERSIM_STENCIL_SHAPE=BY,PF,RY,MINB (threads along y, planes ahead, rows per thread, blocks
-// per SM in __launch_bounds__, 0: none). Empty: the defaults below or --block-y/--prefetch.
+// z planes per block for the ring kernel: the chunk count that minimises (waves of blocks) x
+// (planes per block + the planes each block loads before its first output), so that the last
+// wave is not a small fraction of the others (at 512^3 the rule above gave 1.55 waves for some
+// shapes: 7 points of copy bandwidth lost).
+int choose_zchunk_balanced(int requested, long long tiles_xy, int nz, int slots, int overhead) {
+  if (requested > 0) return std::min(requested, nz);
+  int best = nz;
+  double best_cost = 1e300;
+  for (int c = 1; c <= nz; ++c) {
+    const int zc = ceil_div(nz, c);
+    if (c > 1 && zc < 16) break;
+    const double waves = double(ceil_div(tiles_xy * ceil_div(nz, zc), std::max(1, slots)));
+    const double cost = waves * (zc + overhead);
+    if (cost < best_cost * 0.999) best_cost = cost, best = zc;
+  }
+  return best;
+}
+
+template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB = 0>
+StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s) {
+  using K = Tile<T, R, EQ, BY, 1, RY>;
+  using G = Ring<T, R, EQ, BY, P, RY>;
+  auto kern = stencil_ring_kernel<T, R, EQ, CONST, BY, P, RY, MINB>;
+  static bool configured = false;
+  if (!configured) {
+    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::smem_bytes)),
+                       "stencil ring kernel, " + std::to_string(G::smem_bytes) + " B of shared memory");
+    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            int(cudaSharedmemCarveoutMaxShared)));
+    configured = true;
+  }
+  int per_sm = 1;
+  TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
+  const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
+  a.zchunk = choose_zchunk_balanced(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, 2 * R + G::D);
+  const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
+  kern<<<grid, dim3(32, BY), G::smem_bytes, s>>>(a, l.coeffs_global);
+  std::string name = std::string("stencil_") + eq_tag(EQ) + "_ring_r" + std::to_string(R) + "_by" +
+                     std::to_string(BY) + "_p" + std::to_string(P);
+  if (RY > 1) name += "_ry" + std::to_string(RY);
+  if (MINB > 0) name += "_mb" + std::to_string(MINB);
+  TIERSIM_CUDA_CHECK_LAUNCH("stencil_ring_kernel",
+                            name + ", grid " + std::to_string(a.nx) + "x" + std::to_string(a.ny) + "x" + std::to_string(a.nz));
+  // Model: per block, every plane of its chunk plus R more (the last R planes feed the queue),
+  // each with the tile, its x halo and y-halo rows; the first 2R planes once more (queue
+  // prologue, whole vectors); writes once; the wave's u(t - dt) once.
+  const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
+  const double blocks_xy = double(grid.x) * grid.y;
+  const double reads = double(K::NS) * blocks_xy *
+                       ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
+  const double pts = double(a.nx) * a.ny * a.nz;
+  const double writes = pts * K::NS + (EQ == kWave ? pts : 0);
+  return {name, (reads + writes) * sizeof(T)};
+}
+
+// Shape override for the benchmark's sweeps and the tests (heat fp32, both coefficient spaces):
+// TIERSIM_STENCIL_SHAPE=K,BY,PF,RY,MINB: kernel (0: register prefetch, 1: ring), threads along
+// y, planes ahead (ring: P, planes in flight past the R the queue needs), rows per thread,
+// blocks per SM in __launch_bounds__ (0: none). Unset: the defaults in launch_eq, or
+// --block-y/--prefetch.
 struct Shape {
-  int by = 0, pf = 0, ry = 0, minb = 0;
+  int k = -1, by = 0, pf = 0, ry = 0, minb = 0;
 };
 Shape env_shape() {
   static const Shape sh = [] {
     Shape r;
     if (const char* e = std::getenv("TIERSIM_STENCIL_SHAPE"))
-      if (std::sscanf(e, "%d,%d,%d,%d", &r.by, &r.pf, &r.ry, &r.minb) != 4)
-        throw Error(std::string("TIERSIM_STENCIL_SHAPE must be BY,PF,RY,MINB, not '") + e + "'");
+      if (std::sscanf(e, "%d,%d,%d,%d,%d", &r.k, &r.by, &r.pf, &r.ry, &r.minb) != 5)
+        throw Error(std::string("TIERSIM_STENCIL_SHAPE must be K,BY,PF,RY,MINB, not '") + e + "'");
     return r;
   }();
   return sh;
@@ -488,34 +754,44 @@ template <class T, int R, int EQ, bool CONST>
 StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
   const Args<T> a = make_args(l);
   if (l.tiling == Tiling::None) return launch_none<T, R, EQ, CONST>(l, a, s);
-  // Tile shape, from the sweep in docs/performance.md (H200, heat fp32, 512^3).
+  // Tile shape, from the sweeps in docs/performance.md (H200, heat fp32, 512^3).
   // fp64 and Gray-Scott: 8 warps (16 would cap the registers at 128 and spill at R = 4).
   constexpr int kBY = EQ == kGrayScott || std::is_same_v<T, double> ? 8 : 16;
   constexpr int kPF = 2;
   if constexpr (std::is_same_v<T, float> && EQ == kHeat) {
     const Shape e = env_shape();
-    if (CONST && e.by) {
-#define TIERSIM_SHAPE(BY_, PF_, RY_, MB_) \
-  if (e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) return launch_shared<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s);
-      TIERSIM_SHAPE(8, 2, 1, 0)
-      TIERSIM_SHAPE(16, 2, 1, 0)
-      TIERSIM_SHAPE(8, 4, 1, 0)
-      TIERSIM_SHAPE(8, 2, 2, 0)
-      TIERSIM_SHAPE(4, 2, 2, 0)
-      if constexpr (R <= 2) TIERSIM_SHAPE(16, 2, 2, 0)
-      if constexpr (R == 1) TIERSIM_SHAPE(8, 2, 1, 4)
+    if (e.k >= 0) {
+#define TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)                                        \
+  if (e.k == K_ && e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) {      \
+    if constexpr (K_ == 0) return launch_shared<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s); \
+    else return launch_ring<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s);           \
+  }
+      TIERSIM_SHAPE(0, 8, 2, 1, 0)
+      TIERSIM_SHAPE(0, 4, 2, 2, 0)
+      TIERSIM_SHAPE(1, 8, 2, 1, 0)
+      TIERSIM_SHAPE(1, 8, 4, 1, 0)
+      TIERSIM_SHAPE(1, 16, 2, 1, 0)
+      TIERSIM_SHAPE(1, 16, 4, 1, 0)
+      TIERSIM_SHAPE(1, 4, 2, 2, 0)
+      TIERSIM_SHAPE(1, 4, 4, 2, 0)
+      TIERSIM_SHAPE(1, 8, 4, 2, 0)
 #undef TIERSIM_SHAPE
       throw Error("TIERSIM_STENCIL_SHAPE: shape not built");
     }
-    // R = 1: 4 warps of 2 rows each (8-row tiles): 93% of copy against 78% for 8 warps of one row.
-    if constexpr (R == 1)
-      if (!l.tuning.block_y && !l.tuning.prefetch) return launch_shared<T, R, EQ, CONST, 4, 2, 2, 0>(l, a, s);
-    const int by = l.tuning.block_y ? l.tuning.block_y : (R == 2 ? 16 : 8);
-    const int pf = l.tuning.prefetch ? l.tuning.prefetch : 2;
-    if (by == 8 && pf == 2) return launch_shared<T, R, EQ, CONST, 8, 2>(l, a, s);
-    if (by == 8 && pf == 4) return launch_shared<T, R, EQ, CONST, 8, 4>(l, a, s);
-    if (by == 16 && pf == 2) return launch_shared<T, R, EQ, CONST, 16, 2>(l, a, s);
-    if (by == 16 && pf == 4) return launch_shared<T, R, EQ, CONST, 16, 4>(l, a, s);
+    // Defaults (sweep of 2026-11-22, H200, 512^3, constant): R = 1 the register-prefetch kernel,
+    // 4 warps x 2 rows (93% of copy; the ring kernel 75-79%); R = 2 ring, 16 warps x 1 row, P = 4
+    // (87%); R = 3 and 4 ring, 8 warps x 2 rows, P = 4 (86%, 78%; register prefetch 61-63%).
+    if (!l.tuning.block_y && !l.tuning.prefetch) {
+      if constexpr (R == 1) return launch_shared<T, R, EQ, CONST, 4, 2, 2, 0>(l, a, s);
+      else if constexpr (R == 2) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s);
+      else return launch_ring<T, R, EQ, CONST, 8, 4, 2>(l, a, s);
+    }
+    const int by = l.tuning.block_y ? l.tuning.block_y : 8;
+    const int pf = l.tuning.prefetch ? l.tuning.prefetch : 4;
+    if (by == 8 && pf == 2) return launch_ring<T, R, EQ, CONST, 8, 2, 1>(l, a, s);
+    if (by == 8 && pf == 4) return launch_ring<T, R, EQ, CONST, 8, 4, 1>(l, a, s);
+    if (by == 16 && pf == 2) return launch_ring<T, R, EQ, CONST, 16, 2, 1>(l, a, s);
+    if (by == 16 && pf == 4) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s);
     throw Error("stencil shared tiling: block_y must be 8 or 16 and prefetch 2 or 4");
   } else {
     return launch_shared<T, R, EQ, CONST, kBY, kPF>(l, a, s);
