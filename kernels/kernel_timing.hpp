@@ -5,9 +5,15 @@
 // kernels/cuda/launch_timer.cu, or kernels/no_cuda/kernel_timing_no_cuda.cpp.
 #pragma once
 
+#include <cstdint>
+
 namespace tiersim {
 
 void set_kernel_timing(bool on);
 bool kernel_timing();
+// The time step the run loop is in: stamped on every kernel record at launch, so records read
+// later (without waiting for the GPU) still land on their own step.
+void set_telemetry_step(std::int64_t step);
+std::int64_t telemetry_step();
 
 }  // namespace tiersim

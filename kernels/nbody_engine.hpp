@@ -41,7 +41,9 @@ class NbodyEngine {
   virtual void drift(double dt) = 0;          // x += v * dt
   virtual NbodyDiagnostics diagnostics() = 0; // energies and momenta, reduced where the data is
   // Kernel records completed since the last call, with their elapsed times (waits for them).
-  virtual std::vector<KernelRecord> take_records() = 0;
+  // Kernel records since the last call, in launch order. wait = false returns only those whose
+  // device work has finished (no synchronisation: the host may run steps ahead of the GPU).
+  virtual std::vector<KernelRecord> take_records(bool wait = true) = 0;
   virtual std::string strategy_name() const = 0;
 };
 

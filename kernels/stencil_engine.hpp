@@ -57,7 +57,9 @@ class StencilEngine {
   // Leapfrog's discrete energy, conserved exactly by the scheme with periodic boundaries:
   // sum over points of 1/2 ((u - u_prev)/dt)^2 - 1/2 c^2 u * L(u_prev). Per unit cell volume.
   virtual double wave_energy(double dt) = 0;
-  virtual std::vector<KernelRecord> take_records() = 0;
+  // Kernel records since the last call, in launch order. wait = false returns only those whose
+  // device work has finished (no synchronisation: the host may run steps ahead of the GPU).
+  virtual std::vector<KernelRecord> take_records(bool wait = true) = 0;
   virtual std::string strategy_name() const = 0;
 };
 

@@ -254,7 +254,7 @@ void register_bench_l2(CLI::App& bench) {
   sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
   sub->add_option("--stencil-window", o->windows, "pair, output, output-half, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
       ->delimiter(',')
-      ->check(CLI::IsMember({"pair", "output", "output-half"}))
+      ->check(CLI::IsMember({"pair", "output", "output-half", "pair-normal", "output-normal", "output-half-normal"}))
       ->capture_default_str();
   sub->add_option("--radius", o->radius, "stencil radius 1..4")->capture_default_str();
   sub->add_option("--tiling", o->tiling, "none, shared")->capture_default_str();

@@ -59,15 +59,26 @@ double median(std::vector<double> v) {
 
 struct KernelFigures {
   double median_ms = 0, gbs = 0, pct = 0, gflops = 0, work_per_s = 0, bytes_modelled = 0;
-  std::string work_unit;
+  std::string work_unit, variant;  // variant: the kernel's own name
   int launches = 0;
 };
 
-// Figures per kernel over the measured steps (after warm-up).
+// The role a kernel plays, whatever variant runs it: "stencil_wave_shared_r4_by16_pf2" and
+// "stencil_wave_none_r4" are both the wave update, "nbody_forces_shared" and
+// "nbody_forces_global" both the force evaluation, so that their rows share one table.
+std::string kernel_role(const std::string& kernel) {
+  for (const char* variant : {"_none", "_shared", "_global", "_constant"}) {
+    const auto at = kernel.find(variant);
+    if (at != std::string::npos) return kernel.substr(0, at);
+  }
+  return kernel;
+}
+
+// Figures per kernel role over the measured steps (after warm-up).
 std::map<std::string, KernelFigures> figures(const Telemetry& t, int warmup) {
   std::map<std::string, std::vector<const KernelRecord*>> by;
   for (const auto& row : t.rows())
-    if (row.step > warmup) by[row.rec.kernel].push_back(&row.rec);
+    if (row.step > warmup) by[kernel_role(row.rec.kernel)].push_back(&row.rec);
   std::map<std::string, KernelFigures> out;
   for (const auto& [k, recs] : by) {
     std::vector<double> ms;
@@ -82,6 +93,7 @@ std::map<std::string, KernelFigures> figures(const Telemetry& t, int warmup) {
     f.gflops = s > 0 ? r.flops / s * 1e-9 : 0;
     f.work_per_s = s > 0 ? r.work / s : 0;
     f.work_unit = r.work_unit;
+    f.variant = r.kernel;
     f.bytes_modelled = r.bytes_modelled;
     out[k] = f;
   }
@@ -131,6 +143,7 @@ int run_compare(const CompareOptions& o) {
     ro.force = true;
     ro.quiet = true;
     ro.silent = true;
+    ro.state_output = false;  // figures only: no snapshots or checkpoints to write
     std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
     try {
       RunResult r = run_case(ro);
@@ -138,8 +151,9 @@ int run_compare(const CompareOptions& o) {
       out.peak = r.telemetry.peak_gbs();
       out.kernels = figures(r.telemetry, o.warmup);
       for (const auto& row : r.telemetry.rows())
-        if (std::find(out.kernel_order.begin(), out.kernel_order.end(), row.rec.kernel) == out.kernel_order.end())
-          out.kernel_order.push_back(row.rec.kernel);
+        if (std::find(out.kernel_order.begin(), out.kernel_order.end(), kernel_role(row.rec.kernel)) ==
+            out.kernel_order.end())
+          out.kernel_order.push_back(kernel_role(row.rec.kernel));
     } catch (const Error& e) {
       out.error = e.what();  // an invalid combination is reported, not crashed on
       std::fprintf(stderr, "compare: %s: not run: %s\n", combo.label.c_str(), e.what());
@@ -153,12 +167,12 @@ int run_compare(const CompareOptions& o) {
     for (const auto& k : oc.kernel_order)
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
   std::ofstream csv(fs::path(dir) / "compare.csv");
-  csv << "combination,strategy,kernel,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
+  csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
          "speedup,copy_bandwidth_gbs,error\n";
   std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(),
               o.steps, o.warmup);
   for (const auto& k : kernels) {
-    std::printf("\n%s\n%-44s %-30s %10s %9s %7s %9s %12s %8s\n", k.c_str(), "combination", "strategy", "median ms",
+    std::printf("\n%s\n%-44s %-34s %10s %9s %7s %9s %12s %8s\n", k.c_str(), "combination", "kernel", "median ms",
                 "GB/s", "% copy", "GFLOP/s", "work/s", "speedup");
     double first_ms = 0;
     for (const auto& oc : outcomes) {
@@ -167,11 +181,11 @@ int run_compare(const CompareOptions& o) {
       const KernelFigures& f = it->second;
       if (first_ms == 0) first_ms = f.median_ms;
       const double speedup = f.median_ms > 0 ? first_ms / f.median_ms : 0;
-      std::printf("%-44s %-30s %10.4g %9.4g %7.1f %9.4g %12.4g %7.2fx\n", oc.combo.label.c_str(), oc.strategy.c_str(),
+      std::printf("%-44s %-34s %10.4g %9.4g %7.1f %9.4g %12.4g %7.2fx\n", oc.combo.label.c_str(), f.variant.c_str(),
                   f.median_ms, f.gbs, f.pct, f.gflops, f.work_per_s, speedup);
       char line[512];
-      std::snprintf(line, sizeof line, "\"%s\",%s,%s,%.6g,%.6g,%.4g,%.6g,%.6g,%s,%.0f,%.4g,%.6g,\n",
-                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.median_ms, f.gbs, f.pct, f.gflops,
+      std::snprintf(line, sizeof line, "\"%s\",%s,%s,%s,%.6g,%.6g,%.4g,%.6g,%.6g,%s,%.0f,%.4g,%.6g,\n",
+                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.variant.c_str(), f.median_ms, f.gbs, f.pct, f.gflops,
                     f.work_per_s, f.work_unit.c_str(), f.bytes_modelled, speedup, oc.peak);
       csv << line;
     }
@@ -183,7 +197,7 @@ int run_compare(const CompareOptions& o) {
       std::printf("\nnot run: %s: %s\n", oc.combo.label.c_str(), oc.error.c_str());
       std::string err = oc.error;
       std::replace(err.begin(), err.end(), '"', '\'');
-      csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,\"" << err << "\"\n";
+      csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << err << "\"\n";
     }
   csv.close();
   std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());

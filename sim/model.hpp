@@ -39,7 +39,8 @@ class Model {
   // Copies state back from the device if needed and writes it into the snapshot file.
   virtual void write_snapshot(SnapshotFile& out, std::int64_t step, double time) = 0;
   // Kernel records completed since the last call (each with its measured time).
-  virtual std::vector<KernelRecord> take_records() = 0;
+  // wait = false: only the records whose device work has finished (see the engines).
+  virtual std::vector<KernelRecord> take_records(bool wait = true) = 0;
   // A short description for the start-up banner ("65536 bodies, Plummer sphere").
   virtual std::string describe() const = 0;
 

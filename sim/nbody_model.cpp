@@ -106,7 +106,7 @@ class NbodyModel final : public Model {
     out.write_particles(step, time, b, 2 * extent);
   }
 
-  std::vector<KernelRecord> take_records() override { return engine_->take_records(); }
+  std::vector<KernelRecord> take_records(bool wait) override { return engine_->take_records(wait); }
 
   ModelState save_state() override {
     const Bodies b = engine_->download();

@@ -115,35 +115,57 @@ class CounterLog {
     const bool fresh = !std::ifstream(path_).good();
     std::ofstream f(path_, std::ios::app);
     if (fresh)
-      f << "step,kernel,cuda_function,strategy,bytes_compulsory,bytes_modelled,dram_read_bytes,dram_write_bytes,"
-           "dram_bytes,modelled_over_dram,l2_hit_rate,duration_ms\n";
-    if (recs.size() != hw.size() && !warned_) {
-      std::fprintf(stderr, "tiersim: counters: %zu kernel launches profiled, %zu recorded by telemetry at step %lld: "
-                   "rows are matched in launch order as far as they go\n", hw.size(), recs.size(), (long long)step);
+      f << "step,kernel,cuda_functions,launches,strategy,bytes_compulsory,bytes_modelled,dram_read_bytes,"
+           "dram_write_bytes,dram_bytes,modelled_over_dram,l2_hit_rate,duration_ms\n";
+    // One telemetry record can cover several CUDA launches (a halo fill launches one kernel per
+    // axis): consecutive launches of the same function form a group, and groups pair with the
+    // records in launch order. Where the two still do not line up, launches are listed alone.
+    struct Group {
+      std::string function;
+      int launches = 0;
+      double rd = 0, wr = 0, hit_weighted = 0, ms = 0;
+    };
+    std::vector<Group> groups;
+    for (const auto& k : hw) {
+      if (groups.empty() || groups.back().function != k.kernel)
+        groups.push_back({k.kernel});
+      Group& g = groups.back();
+      ++g.launches;
+      g.rd += k.dram_read_bytes, g.wr += k.dram_write_bytes, g.ms += k.duration_ms;
+      g.hit_weighted += k.l2_hit_rate * k.duration_ms;
+    }
+    if (groups.size() != recs.size()) {
+      groups.clear();
+      for (const auto& k : hw)
+        groups.push_back({k.kernel, 1, k.dram_read_bytes, k.dram_write_bytes, k.l2_hit_rate * k.duration_ms, k.duration_ms});
+      if (!warned_)
+        std::fprintf(stderr, "tiersim: counters: %zu launches profiled for %zu telemetry records at step %lld: "
+                     "listed unpaired\n", hw.size(), recs.size(), (long long)step);
       warned_ = true;
     }
     char buf[1024];
-    for (std::size_t i = 0; i < hw.size(); ++i) {
-      const KernelRecord* r = i < recs.size() ? &recs[i] : nullptr;
-      const double dram = hw[i].dram_read_bytes + hw[i].dram_write_bytes;
-      std::string fn = hw[i].kernel;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const Group& g = groups[i];
+      const KernelRecord* r = groups.size() == recs.size() ? &recs[i] : nullptr;
+      const double dram = g.rd + g.wr, hit = g.ms > 0 ? g.hit_weighted / g.ms : 0;
+      std::string fn = g.function;
       for (char& ch : fn)
         if (ch == ',' || ch == '"') ch = ';';
-      std::snprintf(buf, sizeof buf, "%lld,%s,\"%s\",%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.6g\n", (long long)step,
-                    r ? r->kernel.c_str() : "", fn.c_str(), r ? r->strategy.c_str() : "", r ? r->bytes_compulsory : 0.0,
-                    r ? r->bytes_modelled : 0.0, hw[i].dram_read_bytes, hw[i].dram_write_bytes, dram,
-                    r && dram > 0 ? r->bytes_modelled / dram : 0.0, hw[i].l2_hit_rate, hw[i].duration_ms);
+      std::snprintf(buf, sizeof buf, "%lld,%s,\"%s\",%d,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.6g\n", (long long)step,
+                    r ? r->kernel.c_str() : "", fn.c_str(), g.launches, r ? r->strategy.c_str() : "",
+                    r ? r->bytes_compulsory : 0.0, r ? r->bytes_modelled : 0.0, g.rd, g.wr, dram,
+                    r && dram > 0 ? r->bytes_modelled / dram : 0.0, hit, g.ms);
       f << buf;
-      if (r) rows_.push_back({r->kernel, r->bytes_modelled, dram, hw[i].l2_hit_rate});
+      if (r) rows_.push_back({r->kernel, r->bytes_compulsory, r->bytes_modelled, dram, hit});
     }
   }
   // Per kernel: modelled bytes against the DRAM bytes the counters saw (last profiled step).
   std::string table() const {
-    std::string out = "hardware counters (last profiled step): kernel, modelled MB, DRAM MB, modelled/DRAM, L2 hit\n";
+    std::string out = "hardware counters: kernel, compulsory MB, modelled MB, DRAM MB (CUPTI), modelled/DRAM, L2 hit\n";
     char buf[256];
     for (const auto& r : rows_) {
-      std::snprintf(buf, sizeof buf, "  %-24s %12.2f %12.2f %8.3f %7.1f%%\n", r.kernel.c_str(), r.modelled / 1e6,
-                    r.dram / 1e6, r.dram > 0 ? r.modelled / r.dram : 0.0, 100 * r.l2_hit);
+      std::snprintf(buf, sizeof buf, "  %-34s %10.2f %10.2f %10.2f %8.3f %7.1f%%\n", r.kernel.c_str(), r.compulsory / 1e6,
+                    r.modelled / 1e6, r.dram / 1e6, r.dram > 0 ? r.modelled / r.dram : 0.0, 100 * r.l2_hit);
       out += buf;
     }
     return out;
@@ -152,7 +174,7 @@ class CounterLog {
  private:
   struct Row {
     std::string kernel;
-    double modelled, dram, l2_hit;
+    double compulsory, modelled, dram, l2_hit;
   };
   std::string path_;
   bool warned_ = false;
@@ -191,6 +213,7 @@ RunResult run_case(const RunOptions& o) {
   SnapshotOptions snap_options;
   snap_options.formats = parse_formats(o.formats);
   snap_options.double_precision = s.precision == Precision::Fp64;
+  set_telemetry_step(0);  // what the model's set-up launches belongs to
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
   if (restart) {
     if (ckpt.model != model->name())
@@ -259,12 +282,19 @@ RunResult run_case(const RunOptions& o) {
     output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   auto checkpoint = [&] {
+    if (!o.state_output) return;
     timed([&] { write_checkpoint(dir, Checkpoint{step, time, model->name(), c.effective_toml(), model->save_state()}); });
+  };
+  // Records carry the step that launched them; reading them without waiting (wait = false)
+  // lets the host run ahead of the GPU instead of meeting it at every step.
+  auto collect = [&](bool wait) {
+    for (auto& r : model->take_records(wait)) telemetry.add(r.step >= 0 ? r.step : step, r);
   };
   auto snapshot = [&] {
     timed([&] {
-      model->write_snapshot(*out, step, time);
+      if (o.state_output) model->write_snapshot(*out, step, time);
       out->commit();
+      collect(true);
       telemetry.append_csv(telemetry_csv);
     });
     last_snapshot = step;
@@ -292,15 +322,19 @@ RunResult run_case(const RunOptions& o) {
   while (step < steps) {
     if (step == inject_nan_at) model->inject_nan(step);
     const bool profiled = counters && (step + 1) % o.counters_every == 0;
-    if (profiled) counters->begin();
+    if (profiled) {
+      collect(true);  // nothing of earlier steps may run inside the profiled range
+      counters->begin();
+    }
+    set_telemetry_step(step + 1);
     {
       TraceRange range("step");
       model->step(dt);
     }
     ++step;
     time = step * dt;
-    if (profiled) counter_log->add(step, model->take_records(), counters->end());
-    else telemetry.add(step, model->take_records());
+    if (profiled) counter_log->add(step, model->take_records(true), counters->end());
+    else collect(false);
     const bool last = step == steps || g_stop_signal != 0;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
@@ -326,6 +360,7 @@ RunResult run_case(const RunOptions& o) {
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
+  collect(true);
   const double per_step = step > first_step ? (loop - output_seconds) / double(step - first_step) : 0.0;
   telemetry.append_csv(telemetry_csv);
   char wall_text[64], cons_text[64], per_step_text[64];

@@ -18,6 +18,7 @@ struct RunOptions {
   bool force = false;                  // replace an existing output directory
   bool quiet = false;                  // no progress line, banner or summary table
   bool silent = false;                 // not even the closing "output:" line (tiersim compare)
+  bool state_output = true;            // snapshots and checkpoints (tiersim compare needs neither)
   std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
   int counters_every = 0;              // --counters N: hardware counters for one step every N (CUDA)
 };

@@ -141,7 +141,7 @@ class StencilModel final : public Model {
     }
   }
 
-  std::vector<KernelRecord> take_records() override { return eng_->take_records(); }
+  std::vector<KernelRecord> take_records(bool wait) override { return eng_->take_records(wait); }
 
   // Restart state: every field the engine holds (the wave equation's previous level included),
   // the simulated time (the source's clock) and the conservation reference.

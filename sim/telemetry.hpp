@@ -14,6 +14,7 @@ namespace tiersim {
 
 struct KernelRecord {
   std::string kernel;        // e.g. "nbody_forces_tiled"
+  std::int64_t step = -1;    // the step that launched it (-1: whichever step takes the record)
   std::string strategy;      // e.g. "cuda/soa/fp32/shared"
   double ms = 0;             // elapsed time of this launch
   double bytes_compulsory = 0;  // each input read once, each output written once

@@ -113,7 +113,7 @@ class CpuNbodyEngine final : public NbodyEngine {
     return d;
   }
 
-  std::vector<KernelRecord> take_records() override { return std::exchange(records_, {}); }
+  std::vector<KernelRecord> take_records(bool) override { return std::exchange(records_, {}); }
 
  private:
   using clock = std::chrono::steady_clock;

@@ -98,7 +98,7 @@ class StencilCpu final : public StencilEngine {
     }
   }
 
-  std::vector<KernelRecord> take_records() override { return std::exchange(records_, {}); }
+  std::vector<KernelRecord> take_records(bool) override { return std::exchange(records_, {}); }
   std::string strategy_name() const override { return std::string("cpu/") + name(s_.precision); }
 
  private:

@@ -2,6 +2,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
+#include <cstdint>
 
 #include "kernels/cuda/launch_timer.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -10,10 +11,13 @@ namespace tiersim {
 
 namespace {
 std::atomic<bool> g_timing{true};
+std::atomic<std::int64_t> g_step{-1};
 }
 
 void set_kernel_timing(bool on) { g_timing.store(on, std::memory_order_relaxed); }
 bool kernel_timing() { return g_timing.load(std::memory_order_relaxed); }
+void set_telemetry_step(std::int64_t step) { g_step.store(step, std::memory_order_relaxed); }
+std::int64_t telemetry_step() { return g_step.load(std::memory_order_relaxed); }
 
 namespace cuda {
 
@@ -43,10 +47,11 @@ cudaEvent_t LaunchTimer::get_event() {
 
 KernelRecord& LaunchTimer::begin(const char* name, const std::string& strategy) {
   if (open_) throw Error(std::string("LaunchTimer: begin(") + name + ") inside an open launch");
-  if (pending_.size() >= kMaxPending) resolve(done_);
+  if (pending_.size() >= kMaxPending) resolve(done_, true);
   Pending p;
   p.rec.kernel = name;
   p.rec.strategy = strategy;
+  p.rec.step = telemetry_step();
   if (window_) window_->fill(p.rec);
   if (kernel_timing()) {
     p.start = get_event();
@@ -69,10 +74,18 @@ KernelRecord& LaunchTimer::end() {
   return q.rec;
 }
 
-void LaunchTimer::resolve(std::vector<KernelRecord>& out) {
-  const std::size_t n = open_ ? pending_.size() - 1 : pending_.size();
+void LaunchTimer::resolve(std::vector<KernelRecord>& out, bool wait) {
+  std::size_t n = open_ ? pending_.size() - 1 : pending_.size();
   for (std::size_t i = 0; i < n; ++i) {
     Pending& p = pending_[i];
+    if (p.start && !wait) {
+      const cudaError_t q = cudaEventQuery(p.stop);
+      if (q == cudaErrorNotReady) {  // this one and the later ones are still running
+        n = i;
+        break;
+      }
+      TIERSIM_CUDA_CHECK(q, "waiting for " + p.rec.kernel);
+    }
     if (p.start) {
       TIERSIM_CUDA_CHECK(cudaEventSynchronize(p.stop), "waiting for " + p.rec.kernel);
       float ms = 0;
@@ -88,10 +101,10 @@ void LaunchTimer::resolve(std::vector<KernelRecord>& out) {
   pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(n));
 }
 
-std::vector<KernelRecord> LaunchTimer::take_records() {
+std::vector<KernelRecord> LaunchTimer::take_records(bool wait) {
   std::vector<KernelRecord> out = std::move(done_);
   done_.clear();
-  resolve(out);
+  resolve(out, wait);
   return out;
 }
 

@@ -5,8 +5,10 @@
 //  - record a CUDA event pair on the engine's stream (never a host clock, never a
 //    synchronisation in the hot loop), unless set_kernel_timing(false) switched timing off,
 //  - copy the L2 access-policy window the launch runs with into the KernelRecord.
-// take_records() waits for the last stop events only (cudaEventSynchronize) and resolves the
-// times; events are pooled and reused.
+// take_records(true) waits for the last stop events (cudaEventSynchronize) and resolves the
+// times; take_records(false) resolves only the launches that have finished (cudaEventQuery), so
+// the time loop never waits for the GPU just to read its clocks. Each record carries the step
+// that launched it (telemetry_step()). Events are pooled and reused.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -53,7 +55,7 @@ class LaunchTimer {
   // Closes the launch opened by begin(); returns its record (to add the cost model afterwards).
   KernelRecord& end();
   // Every closed launch since the last call, in launch order, times resolved.
-  std::vector<KernelRecord> take_records();
+  std::vector<KernelRecord> take_records(bool wait = true);
 
  private:
   struct Pending {
@@ -61,7 +63,7 @@ class LaunchTimer {
     cudaEvent_t start = nullptr, stop = nullptr;
   };
   cudaEvent_t get_event();
-  void resolve(std::vector<KernelRecord>& out);
+  void resolve(std::vector<KernelRecord>& out, bool wait);
 
   cudaStream_t stream_;
   const L2Window* window_;

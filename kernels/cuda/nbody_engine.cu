@@ -109,7 +109,7 @@ class CudaNbodyEngine final : public NbodyEngine {
     return cuda::reduce_nbody_diagnostics(dview_, phi_.as<double>(), p_.G, scratch_.data(), scratch_bytes_, stream_);
   }
 
-  std::vector<KernelRecord> take_records() override { return timer_.take_records(); }
+  std::vector<KernelRecord> take_records(bool wait) override { return timer_.take_records(wait); }
 
   // Bytes of the hot set (x y z m of every body) from the start of the store, by layout.
   static std::size_t hot_bytes(int n) {

@@ -177,7 +177,7 @@ class StencilCuda final : public StencilEngine {
     return e;
   }
 
-  std::vector<KernelRecord> take_records() override { return timer_.take_records(); }
+  std::vector<KernelRecord> take_records(bool wait) override { return timer_.take_records(wait); }
 
   std::string strategy_name() const override {
     return std::string("cuda/") + name(s_.precision) + "/" + name(s_.tiling) + "/" + name(s_.coeffs);
