@@ -18,6 +18,7 @@
 #include "kernels/nbody_engine.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
+#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 
 namespace tiersim {
@@ -35,29 +36,6 @@ struct BenchL2Options {
   int reps = 30, warmup = 5, nbody_reps = 3;
   std::string csv;
 };
-
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double unit(std::uint64_t i) { return double(splitmix(i) >> 11) * 0x1.0p-53; }
-
-// Random values in [lo, lo + span): never zeros.
-std::vector<double> random_field(std::int64_t n, std::uint64_t seed, double lo, double span) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-#pragma omp parallel for
-  for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = lo + span * unit(std::uint64_t(i) * 4 + seed);
-  return v;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 struct Measured {
   double ms_step = 0;
@@ -99,10 +77,10 @@ Bodies random_bodies(long long n) {
   for (long long i = 0; i < n; ++i) {
     const auto u = std::uint64_t(i) * 16;
     const auto k = std::size_t(i);
-    b.pos[k] = {2 * unit(u) - 1, 2 * unit(u + 1) - 1, 2 * unit(u + 2) - 1};
-    b.vel[k] = {0.1 * unit(u + 3) - 0.05, 0.1 * unit(u + 4) - 0.05, 0.1 * unit(u + 5) - 0.05};
-    b.acc[k] = {unit(u + 6) - 0.5, unit(u + 7) - 0.5, unit(u + 8) - 0.5};
-    b.mass[k] = (0.5 + unit(u + 9)) / double(n);
+    b.pos[k] = {2 * unit_random(u) - 1, 2 * unit_random(u + 1) - 1, 2 * unit_random(u + 2) - 1};
+    b.vel[k] = {0.1 * unit_random(u + 3) - 0.05, 0.1 * unit_random(u + 4) - 0.05, 0.1 * unit_random(u + 5) - 0.05};
+    b.acc[k] = {unit_random(u + 6) - 0.5, unit_random(u + 7) - 0.5, unit_random(u + 8) - 0.5};
+    b.mass[k] = (0.5 + unit_random(u + 9)) / double(n);
   }
   return b;
 }

@@ -15,6 +15,7 @@
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
 #include "sim/bench.hpp"
+#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 
 namespace tiersim {
@@ -33,13 +34,7 @@ struct BenchNbodyOptions {
   std::string csv;
 };
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double unit(std::uint64_t i, int k) { return double(splitmix(i * 16 + std::uint64_t(k)) >> 11) * 0x1.0p-53; }
+double unit(std::uint64_t i, int k) { return unit_random(i * 16 + std::uint64_t(k)); }
 
 // Random bodies in a unit cube (never zeros), generated in parallel.
 Bodies bench_bodies(long long n) {
@@ -60,10 +55,7 @@ Bodies bench_bodies(long long n) {
 double median_ms(const std::vector<KernelRecord>& recs, std::size_t skip) {
   std::vector<double> ms;
   for (std::size_t i = skip; i < recs.size(); ++i) ms.push_back(recs[i].ms);
-  if (ms.empty()) return 0;
-  std::sort(ms.begin(), ms.end());
-  const std::size_t h = ms.size() / 2;
-  return ms.size() % 2 ? ms[h] : 0.5 * (ms[h - 1] + ms[h]);
+  return median(ms);
 }
 
 void run_bench_nbody(const BenchNbodyOptions& o) {

@@ -15,6 +15,7 @@
 #include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
+#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 #include "sim/model.hpp"
 
@@ -33,29 +34,6 @@ struct BenchStencilOptions {
   StencilTuning tuning;
   std::string csv;
 };
-
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Random values in [0.5, 1.5): never zeros.
-std::vector<double> random_field(std::int64_t n, std::uint64_t seed) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-#pragma omp parallel for
-  for (std::int64_t i = 0; i < n; ++i)
-    v[std::size_t(i)] = 0.5 + double(splitmix(std::uint64_t(i) * 4 + seed) >> 11) * 0x1.0p-53;
-  return v;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 void run_bench_stencil(const BenchStencilOptions& o) {
   Strategy s;
@@ -96,7 +74,7 @@ void run_bench_stencil(const BenchStencilOptions& o) {
     for (int a = 0; a < 3; ++a) p.h[a] = 1.0 / n;
     const int nf = stencil_field_count(p.equation);
     std::vector<std::vector<double>> init;
-    for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f)));
+    for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f), 0.5, 1.0));
     for (int R : o.radii) {
       p.radius = R;
       const double rho = laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]);

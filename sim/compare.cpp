@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 #include "sim/run.hpp"
 
@@ -48,13 +49,6 @@ std::string dir_name(const std::string& label) {
   for (char ch : label) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '=' ) ? ch : '_';
   std::replace(s.begin(), s.end(), '=', '-');
   return s;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 struct KernelFigures {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 
 namespace tiersim {
@@ -19,13 +20,6 @@ void Telemetry::add(std::int64_t step, const std::vector<KernelRecord>& rs) {
 
 namespace {
 double per_s(double amount, double ms) { return ms > 0 ? amount / (ms * 1e-3) : 0.0; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 }  // namespace
 
 namespace {

@@ -1,0 +1,37 @@
+// What the benchmarks and comparisons share: a counter-based random generator (the same values
+// whatever the thread count), random fields that are never zero, and the median.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace tiersim {
+
+// SplitMix64: value number i of a stream, independent of the order of evaluation.
+inline std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) from index i.
+inline double unit_random(std::uint64_t i) { return double(splitmix(i) >> 11) * 0x1.0p-53; }
+
+// n values uniform in [lo, lo + span): with lo > 0 never zeros (timing on zeros flatters kernels).
+inline std::vector<double> random_field(std::int64_t n, std::uint64_t seed, double lo, double span) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+#pragma omp parallel for
+  for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = lo + span * unit_random(std::uint64_t(i) * 4 + seed);
+  return v;
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+}  // namespace tiersim
