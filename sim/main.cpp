@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
                   "(that step is replayed: its timings are left out of telemetry.csv)")
       ->check(CLI::NonNegativeNumber);
+  run->add_flag("--remeasure-bandwidth", ro.remeasure_bandwidth,
+                "measure the device copy bandwidth again (it is cached per device in ~/.cache/tiersim)");
   run->add_flag("--force", ro.force, "replace an existing output directory");
   run->add_flag("--quiet,-q", ro.quiet, "no progress line or summary table");
 

@@ -235,7 +235,7 @@ RunResult run_case(const RunOptions& o) {
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};
   const std::string device = gpu ? dev.name : "CPU (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)",
-                      gpu ? measure_device_copy_gbs() : measure_host_copy_gbs());
+                      gpu ? measure_device_copy_gbs(o.remeasure_bandwidth) : measure_host_copy_gbs());
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
 
   RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),

@@ -20,6 +20,7 @@ struct RunOptions {
   bool silent = false;                 // not even the closing "output:" line (tiersim compare)
   bool state_output = true;            // snapshots and checkpoints (tiersim compare needs neither)
   std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
+  bool remeasure_bandwidth = false;    // measure the copy bandwidth again instead of the cached figure
   int counters_every = 0;              // --counters N: hardware counters for one step every N (CUDA)
 };
 

@@ -25,4 +25,9 @@ for c in cases/*.toml; do
   "$TIERSIM" run "$c" --backend cpu --steps 3 --out "$WORK/all/$(basename "$c" .toml)" --quiet --force \
     --set run.snapshot_every=0 || { echo "FAIL: $c"; exit 1; }
 done
+# scripts/plot draws the telemetry (where Debian's matplotlib is installed).
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  /usr/bin/python3 scripts/plot telemetry "$WORK/p/telemetry.csv" -o "$WORK/plots"
+  test -s "$WORK/plots/bandwidth.png" && test -s "$WORK/plots/roofline.png" || { echo "FAIL: plots missing"; exit 1; }
+fi
 echo "default case ok"
