@@ -775,16 +775,32 @@ StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
       TIERSIM_SHAPE(1, 4, 2, 2, 0)
       TIERSIM_SHAPE(1, 4, 4, 2, 0)
       TIERSIM_SHAPE(1, 8, 4, 2, 0)
+      // R = 4 only (compile time): blocks per SM, ring depth, 16 warps x 2 rows.
+#define TIERSIM_SHAPE4(K_, BY_, PF_, RY_, MB_) \
+  if constexpr (R == 4) TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)
+      TIERSIM_SHAPE4(1, 8, 2, 2, 2)
+      TIERSIM_SHAPE4(1, 8, 6, 2, 0)
+      TIERSIM_SHAPE4(1, 16, 3, 2, 0)
+      TIERSIM_SHAPE4(1, 16, 4, 2, 0)
+      TIERSIM_SHAPE4(1, 8, 4, 3, 0)
+      TIERSIM_SHAPE4(1, 8, 6, 3, 0)
+      TIERSIM_SHAPE4(1, 8, 2, 4, 0)
+      TIERSIM_SHAPE4(1, 8, 4, 4, 0)
+      TIERSIM_SHAPE4(1, 8, 5, 4, 0)
+#undef TIERSIM_SHAPE4
 #undef TIERSIM_SHAPE
       throw Error("TIERSIM_STENCIL_SHAPE: shape not built");
     }
     // Defaults (sweep of 2026-11-22, H200, 512^3, constant): R = 1 the register-prefetch kernel,
     // 4 warps x 2 rows (93% of copy; the ring kernel 75-79%); R = 2 ring, 16 warps x 1 row, P = 4
-    // (87%); R = 3 and 4 ring, 8 warps x 2 rows, P = 4 (86%, 78%; register prefetch 61-63%).
+    // (87%); R = 3 ring, 8 warps x 2 rows, P = 4 (86%; register prefetch 61-63%). R = 4 ring,
+    // 8 warps x 4 rows, P = 4 (a 128 x 32 tile: y halo 8 rows per 32, not per 16; 247 registers,
+    // no spills; the sweep in docs/performance.md).
     if (!l.tuning.block_y && !l.tuning.prefetch) {
       if constexpr (R == 1) return launch_shared<T, R, EQ, CONST, 4, 2, 2, 0>(l, a, s);
       else if constexpr (R == 2) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s);
-      else return launch_ring<T, R, EQ, CONST, 8, 4, 2>(l, a, s);
+      else if constexpr (R == 3) return launch_ring<T, R, EQ, CONST, 8, 4, 2>(l, a, s);
+      else return launch_ring<T, R, EQ, CONST, 8, 4, 4>(l, a, s);
     }
     const int by = l.tuning.block_y ? l.tuning.block_y : 8;
     const int pf = l.tuning.prefetch ? l.tuning.prefetch : 4;
