@@ -19,6 +19,8 @@
 #include <new>
 #include <string>
 
+#include "sim/host_memory.hpp"
+
 #include "sim/core.hpp"
 
 namespace tiersim {
@@ -79,6 +81,9 @@ class HostGrid {
   HostGrid() = default;
   HostGrid(int nx, int ny, int nz, int r) : spec_(GridSpec<T>::make(nx, ny, nz, r)) {
     const std::size_t bytes = (spec_.bytes() + kRowAlignBytes - 1) / kRowAlignBytes * kRowAlignBytes;
+    // Checked before allocating: Linux overcommits, so a huge grid would otherwise die later.
+    check_host_memory(double(bytes), "a " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
+                                         " grid with halo " + std::to_string(r));
     void* p = std::aligned_alloc(kRowAlignBytes, bytes);
     if (!p) throw Error("grid: cannot allocate " + format_bytes(double(bytes)) + " of host memory");
     std::memset(p, 0, bytes);
