@@ -38,6 +38,7 @@ expect "nbdy.count: unknown key" run "$WORK/typo.toml"
 expect "syntax.toml:2: syntax error" run "$WORK/syntax.toml"
 expect "kepler.eccentricity: 1.5 is out of range" run "$WORK/ecc.toml"
 expect "of host memory" run "$WORK/huge.toml"
+expect "grid with halo 2 needs" run cases/heat.toml --backend cpu --set grid.n=20000 --set stencil.force=true
 expect "--set nbody.cuont: unknown key (did you mean 'nbody.count'?)" run cases/plummer.toml --set nbody.cuont=3
 expect "--set run.dt: 0 is out of range" run cases/plummer.toml --set run.dt=0
 expect "--set run.dt: must be a finite number" run cases/plummer.toml --set run.dt=nan
