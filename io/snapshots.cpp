@@ -381,6 +381,23 @@ void require_tiersim_file(const H5& h5, hid_t f) {
     throw Error(h5.file + ": not a tiersim snapshot file (H5MD creator is not tiersim)");
 }
 
+// Names of the links in one group, in name order.
+std::vector<std::string> link_names(hid_t group) {
+  std::vector<std::string> names;
+  H5Literate(group, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+             [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+               static_cast<std::vector<std::string>*>(data)->push_back(n);
+               return 0;
+             },
+             &names);
+  return names;
+}
+
+// How many rows of an ascending step series a restart at step `keep` keeps.
+hsize_t rows_through(const std::vector<std::int64_t>& steps, std::int64_t keep) {
+  return hsize_t(std::upper_bound(steps.begin(), steps.end(), keep) - steps.begin());
+}
+
 }  // namespace
 
 // ---- Formats ------------------------------------------------------------------------------------
@@ -641,8 +658,7 @@ struct SnapshotFile::Impl {
       n_particles = d.size() == 3 ? d[1] : 0;
       Handle t(check(H5Dget_type(val), h5.file, "type of position/value"), H5Tclose);
       double_precision = H5Tget_size(t) == 8;
-      hsize_t kept = 0;
-      while (kept < steps.size() && steps[kept] <= keep) ++kept;
+      const hsize_t kept = rows_through(steps, keep);
       for (const char* v : {"/particles/all/position/value", "/particles/all/velocity/value",
                             "/particles/all/box/edges/value", "/particles/all/position/step",
                             "/particles/all/position/time"}) {
@@ -658,13 +674,7 @@ struct SnapshotFile::Impl {
     // Fields
     if (h5.exists(file, "/fields")) {
       Handle fg = h5.group(file, "/fields");
-      std::vector<std::string> names;
-      H5Literate(fg, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
-                 [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
-                   static_cast<std::vector<std::string>*>(data)->push_back(n);
-                   return 0;
-                 },
-                 &names);
+      const std::vector<std::string> names = link_names(fg);
       for (const std::string& name : names) {
         const std::string path = "/fields/" + name;
         Handle grp = h5.group(file, path);
@@ -683,8 +693,7 @@ struct SnapshotFile::Impl {
         std::copy(spacing.begin(), spacing.end(), f.g.spacing);
         Handle t(check(H5Dget_type(val), h5.file, "type of " + path), H5Tclose);
         f.double_precision = H5Tget_size(t) == 8;
-        hsize_t kept = 0;
-        while (kept < steps.size() && steps[kept] <= keep) ++kept;
+        const hsize_t kept = rows_through(steps, keep);
         h5.shrink_rows(val, path + "/value", kept);
         h5.shrink_rows(st, path + "/step", kept);
         h5.shrink_rows(tm, path + "/time", kept);
@@ -699,20 +708,13 @@ struct SnapshotFile::Impl {
     // Observables
     if (h5.exists(file, "/observables")) {
       Handle og = h5.group(file, "/observables");
-      std::vector<std::string> names;
-      H5Literate(og, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
-                 [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
-                   static_cast<std::vector<std::string>*>(data)->push_back(n);
-                   return 0;
-                 },
-                 &names);
+      const std::vector<std::string> names = link_names(og);
       for (const std::string& name : names) {
         const std::string path = "/observables/" + name;
         Handle grp = h5.group(file, path);
         Handle st = h5.dataset(grp, "step");
         const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
-        hsize_t kept = 0;
-        while (kept < steps.size() && steps[kept] <= keep) ++kept;
+        const hsize_t kept = rows_through(steps, keep);
         for (const char* v : {"value", "step", "time"}) {
           Handle ds = h5.dataset(grp, v);
           h5.shrink_rows(ds, path + "/" + v, kept);
@@ -726,8 +728,7 @@ struct SnapshotFile::Impl {
       Handle mt(check(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)), h5.file, "compound type"), H5Tclose);
       check_status(H5Tinsert(mt, "step", 0, H5T_NATIVE_INT64), h5.file, "compound type");
       const auto steps = h5.read_all<std::int64_t>(ds, "/telemetry", mt);
-      hsize_t kept = 0;
-      while (kept < steps.size() && steps[kept] <= keep) ++kept;
+      const hsize_t kept = rows_through(steps, keep);
       h5.shrink_rows(ds, "/telemetry", kept);
     }
   }
