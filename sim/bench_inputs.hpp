@@ -1,8 +1,7 @@
-// What the benchmarks and comparisons share: a counter-based random generator (the same values
-// whatever the thread count), random fields that are never zero, and the median.
+// The benchmarks' inputs: a counter-based random generator (the same values whatever the thread
+// count) and random fields that are never zero.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -25,13 +24,6 @@ inline std::vector<double> random_field(std::int64_t n, std::uint64_t seed, doub
 #pragma omp parallel for
   for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = lo + span * unit_random(std::uint64_t(i) * 4 + seed);
   return v;
-}
-
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 }  // namespace tiersim

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <map>
 
-#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 #include "sim/run.hpp"
 

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/bench_inputs.hpp"
 #include "sim/core.hpp"
 
 namespace tiersim {

@@ -4,6 +4,7 @@
 // GB/s, % of the measured copy bandwidth, GFLOP/s and interactions/s or points/s.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -26,6 +27,14 @@ struct KernelRecord {
   double l2_window_bytes = 0;
   double l2_hit_ratio = 0;
 };
+
+// Median of a sample (the figure every timing summary reports).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
 
 class Telemetry {
  public:
