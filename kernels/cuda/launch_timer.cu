@@ -1,4 +1,4 @@
-// LaunchTimer (launch_timer.hpp) and the process-wide kernel-timing switch.
+// LaunchTimer (launch_timer.hpp); the kernel-timing switch it reads is in kernels/kernel_timing.cpp.
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
@@ -8,16 +8,6 @@
 #include "kernels/kernel_timing.hpp"
 
 namespace tiersim {
-
-namespace {
-std::atomic<bool> g_timing{true};
-std::atomic<std::int64_t> g_step{-1};
-}
-
-void set_kernel_timing(bool on) { g_timing.store(on, std::memory_order_relaxed); }
-bool kernel_timing() { return g_timing.load(std::memory_order_relaxed); }
-void set_telemetry_step(std::int64_t step) { g_step.store(step, std::memory_order_relaxed); }
-std::int64_t telemetry_step() { return g_step.load(std::memory_order_relaxed); }
 
 namespace cuda {
 

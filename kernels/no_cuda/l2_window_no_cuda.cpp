@@ -1,24 +1,10 @@
-// Built without CUDA: the kernel-timing switch has nothing to switch (CPU kernels are timed with
-// the host clock), and no L2 persistence exists.
+// Built without CUDA: no L2 persistence exists; the window API answers so.
 #include <atomic>
 
-#include "kernels/kernel_timing.hpp"
 #include "kernels/l2_window.hpp"
 #include "sim/core.hpp"
 
 namespace tiersim {
-
-namespace {
-std::atomic<bool> g_timing{true};
-}
-
-void set_kernel_timing(bool on) { g_timing.store(on); }
-bool kernel_timing() { return g_timing.load(); }
-namespace {
-std::atomic<std::int64_t> g_step{-1};
-}
-void set_telemetry_step(std::int64_t step) { g_step.store(step); }
-std::int64_t telemetry_step() { return g_step.load(); }
 
 namespace {
 std::atomic<StencilL2Target> g_target{StencilL2Target::Output};
