@@ -1,12 +1,4 @@
-// H5MD 1.1 snapshots with per-snapshot virtual datasets for XDMF (see io/snapshots.hpp).
-//
-// Crash safety without SWMR (SWMR cannot create objects, and we create a VDS per snapshot):
-// every snapshot appends new chunks (one chunk per snapshot row, no filters, nothing is ever
-// deleted while writing), so between two H5Fflush calls the file on disk holds the metadata of
-// the last flush plus raw data the flushed metadata does not reference yet. The default file
-// format (no superblock v3 status flags) lets a reader open a file whose writer was killed.
-// snapshots.xmf is rewritten (atomic rename) only after the flush, so it never names a dataset
-// that is not on disk.
+// H5MD 1.1 snapshots: an index file over one HDF5 file per output step (see io/snapshots.hpp).
 #include "io/snapshots.hpp"
 
 #include <hdf5.h>
@@ -17,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include "io/xdmf.hpp"
@@ -146,55 +140,6 @@ struct H5 {
     return d;
   }
 
-  // value[0][rest...], extendible in the first dimension, chunked one row per chunk (large rows
-  // split so that a chunk stays under 1 GiB; HDF5's limit is 4 GiB).
-  Handle make_extendible(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& rest,
-                         hsize_t rows_per_chunk = 1) const {
-    std::vector<hsize_t> d{0}, maxd{H5S_UNLIMITED}, chunk{rows_per_chunk};
-    for (hsize_t r : rest) {
-      d.push_back(r);
-      maxd.push_back(r);
-      chunk.push_back(std::max<hsize_t>(r, 1));
-    }
-    // Rows of fields too large for one chunk are split along their slowest dimension.
-    const hsize_t limit = hsize_t(1) << 30;
-    if (chunk.size() > 1) {
-      hsize_t inner = H5Tget_size(filetype) * rows_per_chunk;
-      for (std::size_t j = 2; j < chunk.size(); ++j) inner *= chunk[j];
-      if (inner * chunk[1] > limit) chunk[1] = std::max<hsize_t>(1, limit / std::max<hsize_t>(inner, 1));
-    }
-    Handle sp(check(H5Screate_simple(int(d.size()), d.data(), maxd.data()), file, "dataspace for " + name), H5Sclose);
-    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
-    check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), file, "chunking of " + name);
-    return {check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
-                  "cannot create dataset " + name),
-            H5Dclose};
-  }
-
-  // Appends one row (rest of the shape) to an extendible dataset; returns the new row's index.
-  hsize_t append_row(hid_t dset, const std::string& name, hid_t memtype, const void* data) const {
-    std::vector<hsize_t> d = dims(dset, name);
-    const hsize_t row = d[0];
-    d[0] = row + 1;
-    check_status(H5Dset_extent(dset, d.data()), file, "cannot extend " + name);
-    Handle fsp(check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
-    std::vector<hsize_t> start(d.size(), 0), count = d;
-    start[0] = row;
-    count[0] = 1;
-    check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
-                 "selection in " + name);
-    Handle msp(check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"), H5Sclose);
-    check_status(H5Dwrite(dset, memtype, msp, fsp, H5P_DEFAULT, data), file, "cannot write " + name);
-    return row;
-  }
-
-  void shrink_rows(hid_t dset, const std::string& name, hsize_t rows) const {
-    std::vector<hsize_t> d = dims(dset, name);
-    if (d.empty() || d[0] <= rows) return;
-    d[0] = rows;
-    check_status(H5Dset_extent(dset, d.data()), file, "cannot shrink " + name);
-  }
-
   template <class T>
   std::vector<T> read_all(hid_t dset, const std::string& name, hid_t memtype) const {
     const std::vector<hsize_t> d = dims(dset, name);
@@ -310,37 +255,42 @@ struct H5 {
     return s;
   }
 
-  // A virtual dataset at vds_path (parents created) of shape rest, mapping row `row` of the
-  // dataset src_path[rows][rest...] in this same file (source file ".").
-  void make_row_view(hid_t file_id, const std::string& vds_path, const std::string& src_path, hid_t filetype,
-                     const std::vector<hsize_t>& rest, hsize_t row) const {
-    Handle vsp(check(H5Screate_simple(int(rest.size()), rest.data(), nullptr), file, "dataspace for " + vds_path), H5Sclose);
-    std::vector<hsize_t> sd{row + 1}, start{row}, count{1};
-    for (hsize_t r : rest) {
-      sd.push_back(r);
-      start.push_back(0);
-      count.push_back(r);
-    }
-    std::vector<hsize_t> smax = sd;
-    smax[0] = H5S_UNLIMITED;
-    Handle ssp(check(H5Screate_simple(int(sd.size()), sd.data(), smax.data()), file, "dataspace for " + vds_path), H5Sclose);
-    check_status(H5Sselect_hyperslab(ssp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
-                 "selection for " + vds_path);
+  // A virtual dataset `name` of shape vdims under loc whose parts live in other files: each
+  // mapping puts the whole dataset `dataset` of `file` (a path relative to this file's directory:
+  // HDF5 looks there when the reader's working directory differs) at row `row` of the view, or
+  // over the whole view when row < 0. Rows whose file is missing read as NaN, not as zeros.
+  struct ViewPart {
+    std::string file, dataset;
+    long long row = -1;
+  };
+  void make_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
+                 const std::vector<ViewPart>& parts) const {
+    Handle vsp(check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name), H5Sclose);
     Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
-    check_status(H5Pset_virtual(dcpl, vsp, ".", src_path.c_str(), ssp), file, "virtual mapping for " + vds_path);
-    Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), file, "property list"), H5Pclose);
-    check_status(H5Pset_create_intermediate_group(lcpl, 1), file, "property list");
-    Handle ds(check(H5Dcreate2(file_id, vds_path.c_str(), filetype, vsp, lcpl, dcpl, H5P_DEFAULT), file,
-                    "cannot create virtual dataset " + vds_path),
+    if (H5Tget_class(filetype) == H5T_FLOAT) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
+    }
+    for (const ViewPart& p : parts) {
+      std::vector<hsize_t> sdims = vdims, start(vdims.size(), 0), count = vdims;
+      if (p.row >= 0) {
+        sdims.erase(sdims.begin());
+        start[0] = hsize_t(p.row);
+        count[0] = 1;
+      }
+      Handle ssp(check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
+                 H5Sclose);
+      check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                   "selection for " + name);
+      check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
+                   "virtual mapping for " + name);
+    }
+    check_status(H5Sselect_all(vsp), file, "selection for " + name);
+    Handle ds(check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+                    "cannot create virtual dataset " + name),
               H5Dclose);
   }
 };
-
-std::string row_name(hsize_t row) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%08llu", static_cast<unsigned long long>(row));
-  return buf;
-}
 
 // A name usable as one HDF5 link (observables and fields are single path components).
 std::string link_name(const std::string& s, const std::string& what) {
@@ -430,484 +380,27 @@ OutputFormats parse_formats(const std::string& list) {
 }
 
 // ---- The writer ---------------------------------------------------------------------------------
-
-struct SnapshotFile::Impl {
-  std::string dir, h5_path, xmf_path;
-  H5 h5;
-  Handle file;
-  bool double_precision = false;
-  OutputFormats formats;
-  std::unique_ptr<VtkWriter> vtk;
-
-  // Particles: rows of /particles/all/position/value.
-  hsize_t n_particles = 0;
-  std::vector<std::pair<std::int64_t, double>> particle_rows;
-  // Fields in order of creation, each with its rows.
-  struct Field {
-    std::string name;  // link name
-    GridGeometry g;
-    bool double_precision = false;
-    std::vector<std::pair<std::int64_t, double>> rows;
-  };
-  std::vector<Field> fields;
-  std::map<std::string, bool> observables;  // created
-  bool dirty = false;
-
-  hid_t ptype() const { return double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE; }
-
-  Field* find_field(const std::string& name) {
-    for (Field& f : fields)
-      if (f.name == name) return &f;
-    return nullptr;
-  }
-
-  void create_layout(const RunInfo& info) {
-    // /h5md
-    Handle g = h5.make_group(file, "h5md");
-    h5.numeric_attr<int>(g, "version", H5T_STD_I32LE, H5T_NATIVE_INT, {1, 1});
-    {
-      Handle a = h5.make_group(g, "author");
-      const char* user = std::getenv("USER");
-      if (!user || !*user) user = std::getenv("LOGNAME");
-      h5.string_attr(a, "name", user && *user ? user : "unknown");
-    }
-    {
-      Handle c = h5.make_group(g, "creator");
-      h5.string_attr(c, "name", kCreator);
-      h5.string_attr(c, "version", info.creator_version.empty() ? "unknown" : info.creator_version);
-    }
-    // /parameters
-    Handle p = h5.make_group(file, "parameters");
-    h5.string_dataset(p, "case", info.case_toml);
-    h5.string_dataset(p, "case_source", info.case_source);
-    h5.string_dataset(p, "strategy", info.strategy);
-    h5.string_dataset(p, "model", info.model);
-    h5.string_dataset(p, "device", info.device);
-    h5.string_dataset(p, "creator_version", info.creator_version);
-    h5.string_attr(p, "precision", double_precision ? "fp64" : "fp32");
-  }
-
-  void first_particles(hsize_t n, const Bodies& b) {
-    n_particles = n;
-    Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
-    check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
-    Handle all(check(H5Gcreate2(file, "/particles/all", lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
-                     "cannot create group /particles/all"),
-               H5Gclose);
-    {
-      Handle box = h5.make_group(all, "box");
-      h5.numeric_attr<int>(box, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, {3});
-      h5.string_array_attr(box, "boundary", {"none", "none", "none"});
-      Handle edges = h5.make_group(box, "edges");
-      h5.make_extendible(edges, "value", H5T_IEEE_F64LE, {3});
-    }
-    for (const char* el : {"position", "velocity"}) {
-      Handle g = h5.make_group(all, el);
-      h5.make_extendible(g, "value", ptype(), {n, 3});
-      if (std::strcmp(el, "position") == 0) {
-        h5.make_extendible(g, "step", H5T_STD_I64LE, {}, 1024);
-        h5.make_extendible(g, "time", H5T_IEEE_F64LE, {}, 1024);
-      }
-    }
-    // H5MD: elements sampled together share step and time (hard links).
-    for (const char* el : {"/particles/all/velocity", "/particles/all/box/edges"})
-      for (const char* st : {"step", "time"})
-        check_status(H5Lcreate_hard(file, (std::string("/particles/all/position/") + st).c_str(), file,
-                                    (std::string(el) + "/" + st).c_str(), H5P_DEFAULT, H5P_DEFAULT),
-                     h5.file, std::string("cannot link ") + el + "/" + st);
-    // Time-independent: mass (run precision) and id (the index).
-    std::vector<double> m(b.mass.begin(), b.mass.end());
-    std::vector<std::int64_t> id(n);
-    for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
-    h5.write_fixed(all, "mass", ptype(), H5T_NATIVE_DOUBLE, {n}, m.data());
-    h5.write_fixed(all, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
-  }
-
-  std::string row_view(const std::string& what, hsize_t row) const { return "/xdmf/" + what + "/" + row_name(row); }
-
-  std::vector<XdmfCollection> xdmf_collections() const {
-    std::vector<XdmfCollection> out;
-    const int prec = double_precision ? 8 : 4;
-    if (!particle_rows.empty()) {
-      XdmfCollection c{"particles", {}};
-      for (std::size_t r = 0; r < particle_rows.size(); ++r) {
-        XdmfGridStep s;
-        s.step = particle_rows[r].first;
-        s.time = particle_rows[r].second;
-        s.particles = true;
-        s.points = n_particles;
-        s.position = {"position", row_view("particles/position", r), {n_particles, 3}, true, prec, true};
-        s.connectivity = {"id", "/particles/all/id", {n_particles}, false, 8, false};
-        s.attributes.push_back({"velocity", row_view("particles/velocity", r), {n_particles, 3}, true, prec, true});
-        s.attributes.push_back({"mass", "/particles/all/mass", {n_particles}, true, prec, false});
-        s.attributes.push_back({"id", "/particles/all/id", {n_particles}, false, 8, false});
-        c.steps.push_back(std::move(s));
-      }
-      out.push_back(std::move(c));
-    }
-    // Fields sharing a geometry go into one collection: one grid per step with every field
-    // written at that step.
-    std::vector<bool> used(fields.size(), false);
-    int group = 0;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (used[i]) continue;
-      const GridGeometry& g = fields[i].g;
-      auto same = [&](const GridGeometry& o) {
-        return o.nx == g.nx && o.ny == g.ny && o.nz == g.nz && std::equal(o.origin, o.origin + 3, g.origin) &&
-               std::equal(o.spacing, o.spacing + 3, g.spacing);
-      };
-      std::map<std::int64_t, XdmfGridStep> by_step;
-      for (std::size_t j = i; j < fields.size(); ++j) {
-        if (used[j] || !same(fields[j].g)) continue;
-        used[j] = true;
-        const Field& f = fields[j];
-        for (std::size_t r = 0; r < f.rows.size(); ++r) {
-          auto [it, fresh] = by_step.try_emplace(f.rows[r].first);
-          XdmfGridStep& s = it->second;
-          if (fresh) {
-            s.step = f.rows[r].first;
-            s.time = f.rows[r].second;
-            s.particles = false;
-            s.nx = g.nx;
-            s.ny = g.ny;
-            s.nz = g.nz;
-            std::copy(g.origin, g.origin + 3, s.origin);
-            std::copy(g.spacing, g.spacing + 3, s.spacing);
-          }
-          s.attributes.push_back({f.name, row_view("fields/" + f.name, r),
-                                  {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, true, f.double_precision ? 8 : 4,
-                                  false});
-        }
-      }
-      XdmfCollection c{group == 0 ? "fields" : "fields_" + std::to_string(group + 1), {}};
-      for (auto& kv : by_step) c.steps.push_back(std::move(kv.second));
-      out.push_back(std::move(c));
-      ++group;
-    }
-    return out;
-  }
-
-  void commit() {
-    if (file.get() < 0) return;
-    check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), h5.file, "cannot flush");
-    if (formats.xdmf) write_file_atomically(xmf_path, xdmf_document(kH5Name, xdmf_collections()));
-    if (vtk) vtk->commit();
-    dirty = false;
-  }
-
-  template <class T>
-  void write_field(std::int64_t step, double time, const std::string& name_in, const GridGeometry& g, const T* data) {
-    const std::string name = link_name(name_in, "field");
-    if (g.nx <= 0 || g.ny <= 0 || g.nz <= 0)
-      throw Error(h5.file + ": field " + name + ": grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
-                  std::to_string(g.nz) + " is empty");
-    const hid_t memtype = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-    const std::string path = "/fields/" + name;
-    Field* f = find_field(name);
-    if (!f) {
-      Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
-      check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
-      Handle grp(check(H5Gcreate2(file, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
-                       "cannot create group " + path),
-                 H5Gclose);
-      const bool dp = std::is_same_v<T, double>;
-      h5.make_extendible(grp, "value", dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE,
-                         {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)});
-      h5.make_extendible(grp, "step", H5T_STD_I64LE, {}, 1024);
-      h5.make_extendible(grp, "time", H5T_IEEE_F64LE, {}, 1024);
-      h5.numeric_attr<double>(grp, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.origin[0], g.origin[1], g.origin[2]});
-      h5.numeric_attr<double>(grp, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                              {g.spacing[0], g.spacing[1], g.spacing[2]});
-      h5.numeric_attr<int>(grp, "shape", H5T_STD_I32LE, H5T_NATIVE_INT, {g.nx, g.ny, g.nz});
-      h5.string_attr(grp, "layout", "value[T][nz][ny][nx], x fastest; origin, spacing, shape in x, y, z order");
-      fields.push_back({name, g, dp, {}});
-      f = &fields.back();
-    } else {
-      const GridGeometry& o = f->g;
-      if (o.nx != g.nx || o.ny != g.ny || o.nz != g.nz)
-        throw Error(h5.file + ": field " + name + ": grid changed from " + std::to_string(o.nx) + "x" +
-                    std::to_string(o.ny) + "x" + std::to_string(o.nz) + " to " + std::to_string(g.nx) + "x" +
-                    std::to_string(g.ny) + "x" + std::to_string(g.nz));
-      if (!f->rows.empty() && step <= f->rows.back().first)
-        throw Error(h5.file + ": field " + name + ": step " + std::to_string(step) + " written after step " +
-                    std::to_string(f->rows.back().first));
-    }
-    Handle grp = h5.group(file, path);
-    Handle value = h5.dataset(grp, "value");
-    const hsize_t row = h5.append_row(value, path + "/value", memtype, data);
-    Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time");
-    h5.append_row(st, path + "/step", H5T_NATIVE_INT64, &step);
-    h5.append_row(tm, path + "/time", H5T_NATIVE_DOUBLE, &time);
-    h5.make_row_view(file, row_view("fields/" + name, row), path + "/value",
-                     f->double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE,
-                     {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, row);
-    f->rows.emplace_back(step, time);
-    dirty = true;
-    if (vtk) vtk->write_field(step, time, name, g, data);
-  }
-
-  // Restart: reload the state from the file, dropping rows with step > keep.
-  void reload(std::int64_t keep) {
-    // Particles
-    if (h5.exists(file, "/particles/all/position")) {
-      Handle pos = h5.group(file, "/particles/all/position");
-      Handle st = h5.dataset(pos, "step"), tm = h5.dataset(pos, "time"), val = h5.dataset(pos, "value");
-      const auto steps = h5.read_all<std::int64_t>(st, "position/step", H5T_NATIVE_INT64);
-      const auto times = h5.read_all<double>(tm, "position/time", H5T_NATIVE_DOUBLE);
-      const auto d = h5.dims(val, "position/value");
-      n_particles = d.size() == 3 ? d[1] : 0;
-      Handle t(check(H5Dget_type(val), h5.file, "type of position/value"), H5Tclose);
-      double_precision = H5Tget_size(t) == 8;
-      const hsize_t kept = rows_through(steps, keep);
-      for (const char* v : {"/particles/all/position/value", "/particles/all/velocity/value",
-                            "/particles/all/box/edges/value", "/particles/all/position/step",
-                            "/particles/all/position/time"}) {
-        Handle ds = h5.dataset(file, v);
-        h5.shrink_rows(ds, v, kept);
-      }
-      for (hsize_t r = kept; r < steps.size(); ++r)
-        for (const char* w : {"particles/position", "particles/velocity"})
-          if (h5.exists(file, row_view(w, r)))
-            check_status(H5Ldelete(file, row_view(w, r).c_str(), H5P_DEFAULT), h5.file, "cannot delete " + row_view(w, r));
-      for (hsize_t r = 0; r < kept; ++r) particle_rows.emplace_back(steps[r], times[r]);
-    }
-    // Fields
-    if (h5.exists(file, "/fields")) {
-      Handle fg = h5.group(file, "/fields");
-      const std::vector<std::string> names = link_names(fg);
-      for (const std::string& name : names) {
-        const std::string path = "/fields/" + name;
-        Handle grp = h5.group(file, path);
-        Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
-        const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
-        const auto times = h5.read_all<double>(tm, path + "/time", H5T_NATIVE_DOUBLE);
-        Field f;
-        f.name = name;
-        const auto origin = h5.read_double_attr(grp, "origin"), spacing = h5.read_double_attr(grp, "spacing");
-        const auto d = h5.dims(val, path + "/value");
-        if (origin.size() != 3 || spacing.size() != 3 || d.size() != 4) throw Error(h5.file + ": " + path + ": malformed field");
-        f.g.nz = int(d[1]);
-        f.g.ny = int(d[2]);
-        f.g.nx = int(d[3]);
-        std::copy(origin.begin(), origin.end(), f.g.origin);
-        std::copy(spacing.begin(), spacing.end(), f.g.spacing);
-        Handle t(check(H5Dget_type(val), h5.file, "type of " + path), H5Tclose);
-        f.double_precision = H5Tget_size(t) == 8;
-        const hsize_t kept = rows_through(steps, keep);
-        h5.shrink_rows(val, path + "/value", kept);
-        h5.shrink_rows(st, path + "/step", kept);
-        h5.shrink_rows(tm, path + "/time", kept);
-        for (hsize_t r = kept; r < steps.size(); ++r)
-          if (h5.exists(file, row_view("fields/" + name, r)))
-            check_status(H5Ldelete(file, row_view("fields/" + name, r).c_str(), H5P_DEFAULT), h5.file,
-                         "cannot delete " + row_view("fields/" + name, r));
-        for (hsize_t r = 0; r < kept; ++r) f.rows.emplace_back(steps[r], times[r]);
-        fields.push_back(std::move(f));
-      }
-    }
-    // Observables
-    if (h5.exists(file, "/observables")) {
-      Handle og = h5.group(file, "/observables");
-      const std::vector<std::string> names = link_names(og);
-      for (const std::string& name : names) {
-        const std::string path = "/observables/" + name;
-        Handle grp = h5.group(file, path);
-        Handle st = h5.dataset(grp, "step");
-        const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
-        const hsize_t kept = rows_through(steps, keep);
-        for (const char* v : {"value", "step", "time"}) {
-          Handle ds = h5.dataset(grp, v);
-          h5.shrink_rows(ds, path + "/" + v, kept);
-        }
-        observables[name] = true;
-      }
-    }
-    // Telemetry rows of steps after the kept snapshot are redone by the restarted run.
-    if (h5.exists(file, "/telemetry")) {
-      Handle ds = h5.dataset(file, "/telemetry");
-      Handle mt(check(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)), h5.file, "compound type"), H5Tclose);
-      check_status(H5Tinsert(mt, "step", 0, H5T_NATIVE_INT64), h5.file, "compound type");
-      const auto steps = h5.read_all<std::int64_t>(ds, "/telemetry", mt);
-      const hsize_t kept = rows_through(steps, keep);
-      h5.shrink_rows(ds, "/telemetry", kept);
-    }
-  }
-};
-
-SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, bool double_precision)
-    : SnapshotFile(dir, info, SnapshotOptions{double_precision, false, OutputFormats{}}) {}
-
-SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  silence_hdf5_errors();
-  Impl& m = *impl_;
-  m.dir = dir;
-  m.h5_path = (fs::path(dir) / kH5Name).string();
-  m.xmf_path = (fs::path(dir) / kXmfName).string();
-  m.h5.file = m.h5_path;
-  m.double_precision = options.double_precision;
-  m.formats = options.formats;
-
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
-  for (const std::string& p : {m.h5_path, m.xmf_path}) {
-    if (fs::exists(p, ec)) {
-      if (!options.overwrite)
-        throw Error(p + ": already exists (the output directory holds a run; use --force to replace it)");
-      fs::remove(p, ec);
-      if (ec) throw Error(p + ": cannot remove: " + ec.message());
-    }
-  }
-  Handle fapl = file_access_plist(m.h5_path);
-  m.file = Handle(check(H5Fcreate(m.h5_path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), m.h5_path, "cannot create"),
-                  H5Fclose);
-  m.create_layout(info);
-  if (options.formats.vtk) m.vtk = std::make_unique<VtkWriter>(dir);
-  m.commit();
-}
-
-SnapshotFile::SnapshotFile(const std::string& dir, std::int64_t keep_through_step, const OutputFormats& formats,
-                           ResumeTag)
-    : impl_(std::make_unique<Impl>()) {
-  silence_hdf5_errors();
-  Impl& m = *impl_;
-  m.dir = dir;
-  m.h5_path = (fs::path(dir) / kH5Name).string();
-  m.xmf_path = (fs::path(dir) / kXmfName).string();
-  m.h5.file = m.h5_path;
-  m.formats = formats;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory (cannot continue a run there)");
-  if (!fs::exists(m.h5_path, ec)) throw Error(dir + ": not a tiersim run (no snapshots.h5)");
-  Handle fapl = file_access_plist(m.h5_path);
-  m.file = Handle(check(H5Fopen(m.h5_path.c_str(), H5F_ACC_RDWR, fapl), m.h5_path, "cannot open for appending"),
-                  H5Fclose);
-  require_tiersim_file(m.h5, m.file);
-  {
-    Handle p = m.h5.group(m.file, "/parameters");
-    if (H5Aexists(p, "precision") > 0) m.double_precision = m.h5.read_string_attr(p, "precision") == "fp64";
-  }
-  m.reload(keep_through_step);
-  if (formats.vtk) {
-    m.vtk = std::make_unique<VtkWriter>(dir);
-    std::vector<std::pair<std::int64_t, double>> fsteps;
-    for (const auto& f : m.fields) fsteps.insert(fsteps.end(), f.rows.begin(), f.rows.end());
-    std::sort(fsteps.begin(), fsteps.end());
-    fsteps.erase(std::unique(fsteps.begin(), fsteps.end(),
-                             [](const auto& a, const auto& b) { return a.first == b.first; }),
-                 fsteps.end());
-    m.vtk->adopt_existing(m.particle_rows, fsteps);
-  }
-  m.commit();
-}
-
-std::unique_ptr<SnapshotFile> SnapshotFile::resume(const std::string& dir, std::int64_t keep_through_step,
-                                                   const OutputFormats& formats) {
-  return std::unique_ptr<SnapshotFile>(new SnapshotFile(dir, keep_through_step, formats, ResumeTag{}));
-}
-
-SnapshotFile::~SnapshotFile() {
-  if (!impl_) return;
-  try {
-    if (impl_->dirty) impl_->commit();
-  } catch (...) {
-    // A destructor cannot report; commit() is where errors are seen.
-  }
-  impl_->vtk.reset();
-  impl_->file.reset();
-  H5Eclear2(H5E_DEFAULT);
-}
-
-void SnapshotFile::write_particles(std::int64_t step, double time, const Bodies& b, double box_edge) {
-  Impl& m = *impl_;
-  const hsize_t n = b.size();
-  if (b.pos.size() != n || b.vel.size() != n) throw Error(m.h5_path + ": particles: inconsistent body arrays");
-  if (m.particle_rows.empty() && m.n_particles == 0) {
-    if (!m.h5.exists(m.file, "/particles/all")) m.first_particles(n, b);
-    else m.n_particles = n;
-  }
-  if (n != m.n_particles)
-    throw Error(m.h5_path + ": particles: " + std::to_string(n) + " bodies at step " + std::to_string(step) +
-                ", the file holds " + std::to_string(m.n_particles));
-  if (!m.particle_rows.empty() && step <= m.particle_rows.back().first)
-    throw Error(m.h5_path + ": particles: step " + std::to_string(step) + " written after step " +
-                std::to_string(m.particle_rows.back().first));
-
-  const hid_t memtype = m.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-  auto pack = [&](const std::vector<Vec3<double>>& v) {
-    std::vector<double> d(3 * n);
-    for (hsize_t i = 0; i < n; ++i) {
-      d[3 * i] = v[i].x;
-      d[3 * i + 1] = v[i].y;
-      d[3 * i + 2] = v[i].z;
-    }
-    return d;
-  };
-  auto write_vec = [&](const char* el, const std::vector<Vec3<double>>& v) -> hsize_t {
-    const std::string path = std::string("/particles/all/") + el + "/value";
-    Handle ds = m.h5.dataset(m.file, path);
-    const std::vector<double> d = pack(v);
-    if (m.double_precision) return m.h5.append_row(ds, path, memtype, d.data());
-    const std::vector<float> f(d.begin(), d.end());
-    return m.h5.append_row(ds, path, memtype, f.data());
-  };
-  const hsize_t row = write_vec("position", b.pos);
-  write_vec("velocity", b.vel);
-  {
-    Handle st = m.h5.dataset(m.file, "/particles/all/position/step");
-    Handle tm = m.h5.dataset(m.file, "/particles/all/position/time");
-    Handle ed = m.h5.dataset(m.file, "/particles/all/box/edges/value");
-    const double edges[3] = {box_edge, box_edge, box_edge};
-    m.h5.append_row(st, "/particles/all/position/step", H5T_NATIVE_INT64, &step);
-    m.h5.append_row(tm, "/particles/all/position/time", H5T_NATIVE_DOUBLE, &time);
-    m.h5.append_row(ed, "/particles/all/box/edges/value", H5T_NATIVE_DOUBLE, edges);
-  }
-  for (const char* el : {"position", "velocity"})
-    m.h5.make_row_view(m.file, m.row_view(std::string("particles/") + el, row),
-                       std::string("/particles/all/") + el + "/value", m.ptype(), {n, 3}, row);
-  m.particle_rows.emplace_back(step, time);
-  m.dirty = true;
-  if (m.vtk) m.vtk->write_particles(step, time, b, m.double_precision);
-}
-
-void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
-                               const float* data) {
-  impl_->write_field(step, time, name, g, data);
-}
-void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
-                               const double* data) {
-  impl_->write_field(step, time, name, g, data);
-}
-
-void SnapshotFile::write_observables(std::int64_t step, double time,
-                                     const std::vector<std::pair<std::string, double>>& values) {
-  Impl& m = *impl_;
-  for (const auto& [raw, v] : values) {
-    const std::string name = link_name(raw, "observable");
-    const std::string path = "/observables/" + name;
-    if (!m.observables.count(name)) {
-      Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), m.h5_path, "property list"), H5Pclose);
-      check_status(H5Pset_create_intermediate_group(lcpl, 1), m.h5_path, "property list");
-      Handle grp(check(H5Gcreate2(m.file, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), m.h5_path,
-                       "cannot create group " + path),
-                 H5Gclose);
-      m.h5.make_extendible(grp, "value", H5T_IEEE_F64LE, {}, 1024);
-      m.h5.make_extendible(grp, "step", H5T_STD_I64LE, {}, 1024);
-      m.h5.make_extendible(grp, "time", H5T_IEEE_F64LE, {}, 1024);
-      m.observables[name] = true;
-    }
-    Handle grp = m.h5.group(m.file, path);
-    Handle val = m.h5.dataset(grp, "value"), st = m.h5.dataset(grp, "step"), tm = m.h5.dataset(grp, "time");
-    m.h5.append_row(val, path + "/value", H5T_NATIVE_DOUBLE, &v);
-    m.h5.append_row(st, path + "/step", H5T_NATIVE_INT64, &step);
-    m.h5.append_row(tm, path + "/time", H5T_NATIVE_DOUBLE, &time);
-  }
-  m.dirty = true;
-}
+//
+// Bulk data goes to one file per output step, DIR/snapshots.d/step_<step>.h5, written under a
+// .tmp name and renamed when complete. snapshots.h5 is an index that commit() rewrites whole from
+// the state held here (small: steps, times, observables, telemetry, and virtual datasets that map
+// value[T][...] onto the step files) and renames over the old one. Every file a reader can see is
+// therefore complete, whatever moment the run is killed at: HDF5 1.10 updates a file's metadata in
+// place and in no crash-safe order, so an append-in-place file killed during a flush can name
+// chunks past its own end (seen in CI: "addr overflow").
 
 namespace {
+
+constexpr const char* kStepDir = "snapshots.d";
+
+// Relative to the run directory (and to snapshots.h5 and snapshots.xmf, which sit there).
+std::string step_file_name(std::int64_t step) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s/step_%012lld.h5", kStepDir, static_cast<long long>(step));
+  return buf;
+}
+
+// One row of /telemetry as stored in HDF5 (strings as variable-length C strings).
 struct TelemetryRow {
   std::int64_t step;
   const char* kernel;
@@ -917,11 +410,9 @@ struct TelemetryRow {
   std::int8_t l2_window;
   double l2_window_bytes, l2_hit_ratio;
 };
-}  // namespace
 
-void SnapshotFile::write_telemetry(const Telemetry& t) {
-  Impl& m = *impl_;
-  const std::string& file = m.h5_path;
+// The HDF5 compound type of TelemetryRow (its strings variable-length).
+Handle telemetry_type(const std::string& file) {
   Handle str(check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
   check_status(H5Tset_size(str, H5T_VARIABLE), file, "string type");
   Handle ct(check(H5Tcreate(H5T_COMPOUND, sizeof(TelemetryRow)), file, "compound type"), H5Tclose);
@@ -940,44 +431,641 @@ void SnapshotFile::write_telemetry(const Telemetry& t) {
   ins("l2_window", HOFFSET(TelemetryRow, l2_window), H5T_NATIVE_INT8);
   ins("l2_window_bytes", HOFFSET(TelemetryRow, l2_window_bytes), H5T_NATIVE_DOUBLE);
   ins("l2_hit_ratio", HOFFSET(TelemetryRow, l2_hit_ratio), H5T_NATIVE_DOUBLE);
+  return ct;
+}
 
-  std::vector<TelemetryRow> rows;
-  rows.reserve(t.rows().size());
-  for (const auto& r : t.rows())
-    rows.push_back({r.step, r.rec.kernel.c_str(), r.rec.strategy.c_str(), r.rec.ms, r.rec.bytes_compulsory,
-                    r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.work_unit.c_str(),
-                    std::int8_t(r.rec.l2_window ? 1 : 0), r.rec.l2_window_bytes, r.rec.l2_hit_ratio});
+void rename_or_throw(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (ec) throw Error(to + ": cannot rename " + from + " over it: " + ec.message());
+}
 
-  Handle ds;
-  if (m.h5.exists(m.file, "/telemetry")) {
-    ds = m.h5.dataset(m.file, "/telemetry");
-  } else {
-    const hsize_t zero = 0, unlim = H5S_UNLIMITED, chunk = 4096;
-    Handle sp(check(H5Screate_simple(1, &zero, &unlim), file, "dataspace for /telemetry"), H5Sclose);
-    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
-    check_status(H5Pset_chunk(dcpl, 1, &chunk), file, "chunking of /telemetry");
-    ds = Handle(check(H5Dcreate2(m.file, "/telemetry", ct, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
-                      "cannot create dataset /telemetry"),
-                H5Dclose);
-    m.h5.string_attr(ds, "peak_source", t.peak_source());
-    m.h5.numeric_attr<double>(ds, "peak_gbs", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t.peak_gbs()});
+}  // namespace
+
+struct SnapshotFile::Impl {
+  std::string dir, h5_path, xmf_path;
+  H5 h5;  // messages about the index name snapshots.h5
+  RunInfo info;
+  bool double_precision = false;
+  OutputFormats formats;
+  std::unique_ptr<VtkWriter> vtk;
+
+  // Particles: one row per snapshot; mass and id live in the step file of the first row.
+  struct ParticleRow {
+    std::int64_t step;
+    double time, box_edge;
+  };
+  hsize_t n_particles = 0;
+  std::vector<ParticleRow> particle_rows;
+  // Fields in order of creation, each with its rows (step, time).
+  struct Field {
+    std::string name;  // link name
+    GridGeometry g;
+    bool double_precision = false;
+    std::vector<std::pair<std::int64_t, double>> rows;
+  };
+  std::vector<Field> fields;
+  struct Series {
+    std::vector<std::int64_t> step;
+    std::vector<double> time, value;
+  };
+  std::map<std::string, Series> observables;
+  // Telemetry rows with their strings owned here.
+  struct TelemetryEntry {
+    std::int64_t step;
+    std::string kernel, strategy, work_unit;
+    double ms, bytes_compulsory, bytes_modelled, flops, work;
+    bool l2_window;
+    double l2_window_bytes, l2_hit_ratio;
+  };
+  bool has_telemetry = false;
+  std::vector<TelemetryEntry> telemetry;
+  std::string peak_source;
+  double peak_gbs = 0;
+
+  // The step file being written (renamed into place when the step changes or at commit()).
+  Handle step_file;
+  std::int64_t step_file_step = -1;
+  bool dirty = false;
+
+  hid_t ptype() const { return double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE; }
+  std::string step_path(std::int64_t step) const { return (fs::path(dir) / step_file_name(step)).string(); }
+
+  Field* find_field(const std::string& name) {
+    for (Field& f : fields)
+      if (f.name == name) return &f;
+    return nullptr;
   }
-  if (rows.empty()) return;
-  std::vector<hsize_t> d = m.h5.dims(ds, "/telemetry");
-  const hsize_t start = d[0], count = rows.size();
-  d[0] += count;
-  check_status(H5Dset_extent(ds, d.data()), file, "cannot extend /telemetry");
-  Handle fsp(check(H5Dget_space(ds), file, "dataspace of /telemetry"), H5Sclose);
-  check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, &start, nullptr, &count, nullptr), file, "selection in /telemetry");
-  Handle msp(check(H5Screate_simple(1, &count, nullptr), file, "memory dataspace"), H5Sclose);
-  check_status(H5Dwrite(ds, ct, msp, fsp, H5P_DEFAULT, rows.data()), file, "cannot write /telemetry");
+
+  // ---- Step files ----
+
+  // The step file for `step`, created (under .tmp) if it is not the one open. A step already
+  // renamed into place is never reopened: readers may be reading it.
+  hid_t open_step_file(std::int64_t step) {
+    if (step_file.get() >= 0 && step_file_step == step) return step_file;
+    close_step_file();
+    const std::string path = step_path(step);
+    std::error_code ec;
+    if (fs::exists(path, ec))
+      throw Error(path + ": step " + std::to_string(step) +
+                  " is already complete (write every array of a step before the next commit)");
+    const std::string tmp = path + ".tmp";
+    Handle fapl = file_access_plist(path);
+    step_file = Handle(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path, "cannot create"), H5Fclose);
+    step_file_step = step;
+    H5 sh{path};
+    sh.numeric_attr<std::int64_t>(step_file, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {step});
+    return step_file;
+  }
+
+  void close_step_file() {
+    if (step_file.get() < 0) return;
+    const std::string path = step_path(step_file_step);
+    check_status(H5Fflush(step_file, H5F_SCOPE_LOCAL), path, "cannot write");
+    step_file.reset();
+    rename_or_throw(path + ".tmp", path);
+  }
+
+  // ---- The index, snapshots.h5 ----
+
+  void write_index_into(hid_t file) const {
+    // /h5md
+    Handle g = h5.make_group(file, "h5md");
+    h5.numeric_attr<int>(g, "version", H5T_STD_I32LE, H5T_NATIVE_INT, {1, 1});
+    {
+      Handle a = h5.make_group(g, "author");
+      const char* user = std::getenv("USER");
+      if (!user || !*user) user = std::getenv("LOGNAME");
+      h5.string_attr(a, "name", user && *user ? user : "unknown");
+    }
+    {
+      Handle c = h5.make_group(g, "creator");
+      h5.string_attr(c, "name", kCreator);
+      h5.string_attr(c, "version", info.creator_version.empty() ? "unknown" : info.creator_version);
+    }
+    // /parameters
+    {
+      Handle p = h5.make_group(file, "parameters");
+      h5.string_dataset(p, "case", info.case_toml);
+      h5.string_dataset(p, "case_source", info.case_source);
+      h5.string_dataset(p, "strategy", info.strategy);
+      h5.string_dataset(p, "model", info.model);
+      h5.string_dataset(p, "device", info.device);
+      h5.string_dataset(p, "creator_version", info.creator_version);
+      h5.string_attr(p, "precision", double_precision ? "fp64" : "fp32");
+    }
+    if (!particle_rows.empty()) write_particles_index(file);
+    if (!observables.empty()) {
+      Handle og = h5.make_group(file, "observables");
+      for (const auto& [name, s] : observables) {
+        Handle grp = h5.make_group(og, name);
+        const hsize_t t = s.step.size();
+        h5.write_fixed(grp, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, s.value.data());
+        h5.write_fixed(grp, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {t}, s.step.data());
+        h5.write_fixed(grp, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, s.time.data());
+      }
+    }
+    bool any_field = false;
+    for (const Field& f : fields) any_field = any_field || !f.rows.empty();
+    if (any_field) {
+      Handle fg = h5.make_group(file, "fields");
+      for (const Field& f : fields)
+        if (!f.rows.empty()) write_field_index(fg, f);
+    }
+    if (has_telemetry) write_telemetry_index(file);
+  }
+
+  void write_particles_index(hid_t file) const {
+    const hsize_t t = particle_rows.size(), n = n_particles;
+    std::vector<std::int64_t> steps(t);
+    std::vector<double> times(t), edges(3 * t);
+    for (hsize_t r = 0; r < t; ++r) {
+      steps[r] = particle_rows[r].step;
+      times[r] = particle_rows[r].time;
+      std::fill_n(&edges[3 * r], 3, particle_rows[r].box_edge);
+    }
+    Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
+    check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
+    Handle all(check(H5Gcreate2(file, "/particles/all", lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
+                     "cannot create group /particles/all"),
+               H5Gclose);
+    {
+      Handle box = h5.make_group(all, "box");
+      h5.numeric_attr<int>(box, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, {3});
+      h5.string_array_attr(box, "boundary", {"none", "none", "none"});
+      Handle e = h5.make_group(box, "edges");
+      h5.write_fixed(e, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t, 3}, edges.data());
+    }
+    for (const char* el : {"position", "velocity"}) {
+      Handle g = h5.make_group(all, el);
+      std::vector<H5::ViewPart> parts;
+      for (hsize_t r = 0; r < t; ++r)
+        parts.push_back({step_file_name(steps[r]), std::string("/particles/") + el, static_cast<long long>(r)});
+      h5.make_view(g, "value", ptype(), {t, n, 3}, parts);
+    }
+    {
+      Handle pos = h5.group(all, "position");
+      h5.write_fixed(pos, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {t}, steps.data());
+      h5.write_fixed(pos, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, times.data());
+    }
+    // H5MD: elements sampled together share step and time (hard links).
+    for (const char* el : {"/particles/all/velocity", "/particles/all/box/edges"})
+      for (const char* st : {"step", "time"})
+        check_status(H5Lcreate_hard(file, (std::string("/particles/all/position/") + st).c_str(), file,
+                                    (std::string(el) + "/" + st).c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                     h5.file, std::string("cannot link ") + el + "/" + st);
+    // Time-independent: mass (run precision) and id (the index), kept in the first step file.
+    const std::string first = step_file_name(steps.front());
+    h5.make_view(all, "mass", ptype(), {n}, {{first, "/particles/mass"}});
+    h5.make_view(all, "id", H5T_STD_I64LE, {n}, {{first, "/particles/id"}});
+  }
+
+  void write_field_index(hid_t fields_group, const Field& f) const {
+    Handle grp = h5.make_group(fields_group, f.name);
+    const hsize_t t = f.rows.size();
+    std::vector<std::int64_t> steps(t);
+    std::vector<double> times(t);
+    std::vector<H5::ViewPart> parts;
+    for (hsize_t r = 0; r < t; ++r) {
+      steps[r] = f.rows[r].first;
+      times[r] = f.rows[r].second;
+      parts.push_back({step_file_name(steps[r]), "/fields/" + f.name, static_cast<long long>(r)});
+    }
+    h5.make_view(grp, "value", f.double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE,
+                 {t, hsize_t(f.g.nz), hsize_t(f.g.ny), hsize_t(f.g.nx)}, parts);
+    h5.write_fixed(grp, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {t}, steps.data());
+    h5.write_fixed(grp, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, times.data());
+    const GridGeometry& g = f.g;
+    h5.numeric_attr<double>(grp, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.origin[0], g.origin[1], g.origin[2]});
+    h5.numeric_attr<double>(grp, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.spacing[0], g.spacing[1], g.spacing[2]});
+    h5.numeric_attr<int>(grp, "shape", H5T_STD_I32LE, H5T_NATIVE_INT, {g.nx, g.ny, g.nz});
+    h5.string_attr(grp, "layout", "value[T][nz][ny][nx], x fastest; origin, spacing, shape in x, y, z order");
+  }
+
+  void write_telemetry_index(hid_t file) const {
+    Handle ct = telemetry_type(h5.file);
+    std::vector<TelemetryRow> rows;
+    rows.reserve(telemetry.size());
+    for (const TelemetryEntry& r : telemetry)
+      rows.push_back({r.step, r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory, r.bytes_modelled, r.flops,
+                      r.work, r.work_unit.c_str(), std::int8_t(r.l2_window ? 1 : 0), r.l2_window_bytes,
+                      r.l2_hit_ratio});
+    const hsize_t n = rows.size();
+    Handle sp(check(H5Screate_simple(1, &n, nullptr), h5.file, "dataspace for /telemetry"), H5Sclose);
+    Handle ds(check(H5Dcreate2(file, "/telemetry", ct, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), h5.file,
+                    "cannot create dataset /telemetry"),
+              H5Dclose);
+    if (n > 0) check_status(H5Dwrite(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot write /telemetry");
+    h5.string_attr(ds, "peak_source", peak_source);
+    h5.numeric_attr<double>(ds, "peak_gbs", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {peak_gbs});
+  }
+
+  // Writes snapshots.h5.tmp and renames it over snapshots.h5; on failure the old index stays.
+  void write_index() {
+    const std::string tmp = h5_path + ".tmp";
+    try {
+      Handle fapl = file_access_plist(h5_path);
+      Handle f(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), h5_path, "cannot create"), H5Fclose);
+      write_index_into(f);
+      check_status(H5Fflush(f, H5F_SCOPE_LOCAL), h5_path, "cannot write");
+    } catch (...) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw;
+    }
+    rename_or_throw(tmp, h5_path);
+  }
+
+  std::vector<XdmfCollection> xdmf_collections() const {
+    std::vector<XdmfCollection> out;
+    const int prec = double_precision ? 8 : 4;
+    if (!particle_rows.empty()) {
+      const std::string first = step_file_name(particle_rows.front().step);
+      XdmfCollection c{"particles", {}};
+      for (const ParticleRow& row : particle_rows) {
+        const std::string file = step_file_name(row.step);
+        XdmfGridStep s;
+        s.step = row.step;
+        s.time = row.time;
+        s.particles = true;
+        s.points = n_particles;
+        s.position = {"position", file, "/particles/position", {n_particles, 3}, true, prec, true};
+        s.connectivity = {"id", first, "/particles/id", {n_particles}, false, 8, false};
+        s.attributes.push_back({"velocity", file, "/particles/velocity", {n_particles, 3}, true, prec, true});
+        s.attributes.push_back({"mass", first, "/particles/mass", {n_particles}, true, prec, false});
+        s.attributes.push_back({"id", first, "/particles/id", {n_particles}, false, 8, false});
+        c.steps.push_back(std::move(s));
+      }
+      out.push_back(std::move(c));
+    }
+    // Fields sharing a geometry go into one collection: one grid per step with every field
+    // written at that step.
+    std::vector<bool> used(fields.size(), false);
+    int group = 0;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (used[i] || fields[i].rows.empty()) continue;
+      const GridGeometry& g = fields[i].g;
+      auto same = [&](const GridGeometry& o) {
+        return o.nx == g.nx && o.ny == g.ny && o.nz == g.nz && std::equal(o.origin, o.origin + 3, g.origin) &&
+               std::equal(o.spacing, o.spacing + 3, g.spacing);
+      };
+      std::map<std::int64_t, XdmfGridStep> by_step;
+      for (std::size_t j = i; j < fields.size(); ++j) {
+        if (used[j] || !same(fields[j].g)) continue;
+        used[j] = true;
+        const Field& f = fields[j];
+        for (const auto& [step, time] : f.rows) {
+          auto [it, fresh] = by_step.try_emplace(step);
+          XdmfGridStep& s = it->second;
+          if (fresh) {
+            s.step = step;
+            s.time = time;
+            s.particles = false;
+            s.nx = g.nx;
+            s.ny = g.ny;
+            s.nz = g.nz;
+            std::copy(g.origin, g.origin + 3, s.origin);
+            std::copy(g.spacing, g.spacing + 3, s.spacing);
+          }
+          s.attributes.push_back({f.name, step_file_name(step), "/fields/" + f.name,
+                                  {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, true, f.double_precision ? 8 : 4,
+                                  false});
+        }
+      }
+      XdmfCollection c{group == 0 ? "fields" : "fields_" + std::to_string(group + 1), {}};
+      for (auto& kv : by_step) c.steps.push_back(std::move(kv.second));
+      out.push_back(std::move(c));
+      ++group;
+    }
+    return out;
+  }
+
+  // Order matters for a reader at any moment: step files complete, then the index that names
+  // them, then the .xmf that names both.
+  void commit() {
+    close_step_file();
+    write_index();
+    if (formats.xdmf) write_file_atomically(xmf_path, xdmf_document(kH5Name, xdmf_collections()));
+    if (vtk) vtk->commit();
+    dirty = false;
+  }
+
+  template <class T>
+  void write_field(std::int64_t step, double time, const std::string& name_in, const GridGeometry& g, const T* data) {
+    const std::string name = link_name(name_in, "field");
+    if (g.nx <= 0 || g.ny <= 0 || g.nz <= 0)
+      throw Error(h5.file + ": field " + name + ": grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+                  std::to_string(g.nz) + " is empty");
+    constexpr bool dp = std::is_same_v<T, double>;
+    Field* f = find_field(name);
+    if (f) {
+      const GridGeometry& o = f->g;
+      if (o.nx != g.nx || o.ny != g.ny || o.nz != g.nz)
+        throw Error(h5.file + ": field " + name + ": grid changed from " + std::to_string(o.nx) + "x" +
+                    std::to_string(o.ny) + "x" + std::to_string(o.nz) + " to " + std::to_string(g.nx) + "x" +
+                    std::to_string(g.ny) + "x" + std::to_string(g.nz));
+      if (f->double_precision != dp)
+        throw Error(h5.file + ": field " + name + ": precision changed from " + (dp ? "fp32 to fp64" : "fp64 to fp32"));
+      if (!f->rows.empty() && step <= f->rows.back().first)
+        throw Error(h5.file + ": field " + name + ": step " + std::to_string(step) + " written after step " +
+                    std::to_string(f->rows.back().first));
+    }
+    const hid_t sf = open_step_file(step);
+    H5 sh{step_path(step)};
+    if (!sh.exists(sf, "/fields")) sh.make_group(sf, "fields");
+    Handle fg = sh.group(sf, "/fields");
+    sh.write_fixed(fg, name, dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, dp ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
+                   {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, data);
+    if (!f) {
+      fields.push_back({name, g, dp, {}});
+      f = &fields.back();
+    }
+    f->rows.emplace_back(step, time);
+    dirty = true;
+    if (vtk) vtk->write_field(step, time, name, g, data);
+  }
+
+  // ---- Restart: reload the state from the index, dropping rows with step > keep ----
+
+  void reload(hid_t file, std::int64_t keep) {
+    {
+      Handle p = h5.group(file, "/parameters");
+      info.case_toml = h5.read_string_dataset(p, "case");
+      info.case_source = h5.read_string_dataset(p, "case_source");
+      info.strategy = h5.read_string_dataset(p, "strategy");
+      info.model = h5.read_string_dataset(p, "model");
+      info.device = h5.read_string_dataset(p, "device");
+      info.creator_version = h5.read_string_dataset(p, "creator_version");
+      if (H5Aexists(p, "precision") > 0) double_precision = h5.read_string_attr(p, "precision") == "fp64";
+    }
+    if (h5.exists(file, "/particles/all/position")) {
+      Handle pos = h5.group(file, "/particles/all/position");
+      Handle st = h5.dataset(pos, "step"), tm = h5.dataset(pos, "time"), val = h5.dataset(pos, "value");
+      Handle ed = h5.dataset(file, "/particles/all/box/edges/value");
+      const auto steps = h5.read_all<std::int64_t>(st, "position/step", H5T_NATIVE_INT64);
+      const auto times = h5.read_all<double>(tm, "position/time", H5T_NATIVE_DOUBLE);
+      const auto edges = h5.read_all<double>(ed, "box/edges/value", H5T_NATIVE_DOUBLE);
+      const auto d = h5.dims(val, "position/value");
+      if (d.size() != 3 || times.size() != steps.size() || edges.size() != 3 * steps.size())
+        throw Error(h5.file + ": /particles/all: malformed (value, step, time and box disagree)");
+      n_particles = d[1];
+      const hsize_t kept = rows_through(steps, keep);
+      for (hsize_t r = 0; r < kept; ++r) particle_rows.push_back({steps[r], times[r], edges[3 * r]});
+    }
+    if (h5.exists(file, "/fields")) {
+      Handle fg = h5.group(file, "/fields");
+      for (const std::string& name : link_names(fg)) {
+        const std::string path = "/fields/" + name;
+        Handle grp = h5.group(file, path);
+        Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
+        const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
+        const auto times = h5.read_all<double>(tm, path + "/time", H5T_NATIVE_DOUBLE);
+        Field f;
+        f.name = name;
+        const auto origin = h5.read_double_attr(grp, "origin"), spacing = h5.read_double_attr(grp, "spacing");
+        const auto d = h5.dims(val, path + "/value");
+        if (origin.size() != 3 || spacing.size() != 3 || d.size() != 4 || times.size() != steps.size())
+          throw Error(h5.file + ": " + path + ": malformed field");
+        f.g.nz = int(d[1]);
+        f.g.ny = int(d[2]);
+        f.g.nx = int(d[3]);
+        std::copy(origin.begin(), origin.end(), f.g.origin);
+        std::copy(spacing.begin(), spacing.end(), f.g.spacing);
+        Handle t(check(H5Dget_type(val), h5.file, "type of " + path), H5Tclose);
+        f.double_precision = H5Tget_size(t) == 8;
+        const hsize_t kept = rows_through(steps, keep);
+        for (hsize_t r = 0; r < kept; ++r) f.rows.emplace_back(steps[r], times[r]);
+        fields.push_back(std::move(f));
+      }
+    }
+    if (h5.exists(file, "/observables")) {
+      Handle og = h5.group(file, "/observables");
+      for (const std::string& name : link_names(og)) {
+        const std::string path = "/observables/" + name;
+        Handle grp = h5.group(file, path);
+        Handle val = h5.dataset(grp, "value"), st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time");
+        Series s;
+        s.step = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
+        s.time = h5.read_all<double>(tm, path + "/time", H5T_NATIVE_DOUBLE);
+        s.value = h5.read_all<double>(val, path + "/value", H5T_NATIVE_DOUBLE);
+        if (s.time.size() != s.step.size() || s.value.size() != s.step.size())
+          throw Error(h5.file + ": " + path + ": value, step and time disagree");
+        const hsize_t kept = rows_through(s.step, keep);
+        s.step.resize(kept);
+        s.time.resize(kept);
+        s.value.resize(kept);
+        observables[name] = std::move(s);
+      }
+    }
+    // Telemetry rows of steps after the kept snapshot are redone by the restarted run.
+    if (h5.exists(file, "/telemetry")) {
+      Handle ds = h5.dataset(file, "/telemetry");
+      Handle ct = telemetry_type(h5.file);
+      const std::vector<hsize_t> d = h5.dims(ds, "/telemetry");
+      std::vector<TelemetryRow> rows(d.empty() ? 0 : d[0]);
+      if (!rows.empty()) {
+        check_status(H5Dread(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot read /telemetry");
+        auto str = [](const char* s) { return std::string(s ? s : ""); };
+        for (const TelemetryRow& r : rows)
+          if (r.step <= keep)
+            telemetry.push_back({r.step, str(r.kernel), str(r.strategy), str(r.work_unit), r.ms, r.bytes_compulsory,
+                                 r.bytes_modelled, r.flops, r.work, r.l2_window != 0, r.l2_window_bytes,
+                                 r.l2_hit_ratio});
+        Handle sp(check(H5Dget_space(ds), h5.file, "dataspace of /telemetry"), H5Sclose);
+        H5Dvlen_reclaim(ct, sp, H5P_DEFAULT, rows.data());
+      }
+      has_telemetry = true;
+      peak_source = H5Aexists(ds, "peak_source") > 0 ? h5.read_string_attr(ds, "peak_source") : "";
+      const auto pk = H5Aexists(ds, "peak_gbs") > 0 ? h5.read_double_attr(ds, "peak_gbs") : std::vector<double>{};
+      peak_gbs = pk.empty() ? 0.0 : pk[0];
+    }
+  }
+
+  // After a restart's index is in place: remove every step file it does not name (steps after
+  // the kept one, and .tmp files of a killed run).
+  void remove_unnamed_step_files() const {
+    std::set<std::string> named;
+    for (const ParticleRow& r : particle_rows) named.insert(step_file_name(r.step));
+    for (const Field& f : fields)
+      for (const auto& row : f.rows) named.insert(step_file_name(row.first));
+    std::error_code ec;
+    const fs::path sd = fs::path(dir) / kStepDir;
+    for (const auto& e : fs::directory_iterator(sd, ec)) {
+      const std::string rel = std::string(kStepDir) + "/" + e.path().filename().string();
+      if (!named.count(rel)) fs::remove(e.path(), ec);
+    }
+  }
+};
+
+SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, bool double_precision)
+    : SnapshotFile(dir, info, SnapshotOptions{double_precision, false, OutputFormats{}}) {}
+
+SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  silence_hdf5_errors();
+  Impl& m = *impl_;
+  m.dir = dir;
+  m.h5_path = (fs::path(dir) / kH5Name).string();
+  m.xmf_path = (fs::path(dir) / kXmfName).string();
+  m.h5.file = m.h5_path;
+  m.info = info;
+  m.double_precision = options.double_precision;
+  m.formats = options.formats;
+
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
+  const std::string step_dir = (fs::path(dir) / kStepDir).string();
+  for (const std::string& p : {m.h5_path, m.xmf_path, step_dir}) {
+    if (fs::exists(p, ec)) {
+      if (!options.overwrite)
+        throw Error(p + ": already exists (the output directory holds a run; use --force to replace it)");
+      fs::remove_all(p, ec);
+      if (ec) throw Error(p + ": cannot remove: " + ec.message());
+    }
+  }
+  fs::create_directory(step_dir, ec);
+  if (ec) throw Error(step_dir + ": cannot create: " + ec.message());
+  if (options.formats.vtk) m.vtk = std::make_unique<VtkWriter>(dir);
+  m.commit();
+}
+
+SnapshotFile::SnapshotFile(const std::string& dir, std::int64_t keep_through_step, const OutputFormats& formats,
+                           ResumeTag)
+    : impl_(std::make_unique<Impl>()) {
+  silence_hdf5_errors();
+  Impl& m = *impl_;
+  m.dir = dir;
+  m.h5_path = (fs::path(dir) / kH5Name).string();
+  m.xmf_path = (fs::path(dir) / kXmfName).string();
+  m.h5.file = m.h5_path;
+  m.formats = formats;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory (cannot continue a run there)");
+  if (!fs::exists(m.h5_path, ec)) throw Error(dir + ": not a tiersim run (no snapshots.h5)");
+  if (!fs::is_directory(fs::path(dir) / kStepDir, ec))
+    throw Error(dir + ": not a tiersim run of this version (no " + kStepDir + "/ beside snapshots.h5)");
+  {
+    Handle f = open_for_reading(m.h5_path);
+    require_tiersim_file(m.h5, f);
+    m.reload(f, keep_through_step);
+  }
+  if (formats.vtk) {
+    m.vtk = std::make_unique<VtkWriter>(dir);
+    std::vector<std::pair<std::int64_t, double>> psteps, fsteps;
+    for (const auto& r : m.particle_rows) psteps.emplace_back(r.step, r.time);
+    for (const auto& f : m.fields) fsteps.insert(fsteps.end(), f.rows.begin(), f.rows.end());
+    std::sort(fsteps.begin(), fsteps.end());
+    fsteps.erase(std::unique(fsteps.begin(), fsteps.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 fsteps.end());
+    m.vtk->adopt_existing(psteps, fsteps);
+  }
+  m.commit();
+  m.remove_unnamed_step_files();
+}
+
+std::unique_ptr<SnapshotFile> SnapshotFile::resume(const std::string& dir, std::int64_t keep_through_step,
+                                                   const OutputFormats& formats) {
+  return std::unique_ptr<SnapshotFile>(new SnapshotFile(dir, keep_through_step, formats, ResumeTag{}));
+}
+
+SnapshotFile::~SnapshotFile() {
+  if (!impl_) return;
+  try {
+    if (impl_->dirty) impl_->commit();
+  } catch (...) {
+    // A destructor cannot report; commit() is where errors are seen.
+  }
+  impl_->vtk.reset();
+  impl_->step_file.reset();
+  H5Eclear2(H5E_DEFAULT);
+}
+
+void SnapshotFile::write_particles(std::int64_t step, double time, const Bodies& b, double box_edge) {
+  Impl& m = *impl_;
+  const hsize_t n = b.size();
+  if (b.pos.size() != n || b.vel.size() != n) throw Error(m.h5_path + ": particles: inconsistent body arrays");
+  if (m.particle_rows.empty()) m.n_particles = n;
+  if (n != m.n_particles)
+    throw Error(m.h5_path + ": particles: " + std::to_string(n) + " bodies at step " + std::to_string(step) +
+                ", the file holds " + std::to_string(m.n_particles));
+  if (!m.particle_rows.empty() && step <= m.particle_rows.back().step)
+    throw Error(m.h5_path + ": particles: step " + std::to_string(step) + " written after step " +
+                std::to_string(m.particle_rows.back().step));
+
+  const hid_t sf = m.open_step_file(step);
+  H5 sh{m.step_path(step)};
+  Handle pg = sh.make_group(sf, "particles");
+  const hid_t memtype = m.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+  auto write_vec = [&](const char* el, const std::vector<Vec3<double>>& v) {
+    std::vector<double> d(3 * n);
+    for (hsize_t i = 0; i < n; ++i) {
+      d[3 * i] = v[i].x;
+      d[3 * i + 1] = v[i].y;
+      d[3 * i + 2] = v[i].z;
+    }
+    if (m.double_precision) return sh.write_fixed(pg, el, m.ptype(), memtype, {n, 3}, d.data());
+    const std::vector<float> f(d.begin(), d.end());
+    sh.write_fixed(pg, el, m.ptype(), memtype, {n, 3}, f.data());
+  };
+  write_vec("position", b.pos);
+  write_vec("velocity", b.vel);
+  if (m.particle_rows.empty()) {
+    // Time-independent: mass (run precision) and id (the body index), in the first step file.
+    std::vector<std::int64_t> id(n);
+    for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
+    sh.write_fixed(pg, "mass", m.ptype(), H5T_NATIVE_DOUBLE, {n}, b.mass.data());
+    sh.write_fixed(pg, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
+  }
+  m.particle_rows.push_back({step, time, box_edge});
+  m.dirty = true;
+  if (m.vtk) m.vtk->write_particles(step, time, b, m.double_precision);
+}
+
+void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                               const float* data) {
+  impl_->write_field(step, time, name, g, data);
+}
+void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                               const double* data) {
+  impl_->write_field(step, time, name, g, data);
+}
+
+void SnapshotFile::write_observables(std::int64_t step, double time,
+                                     const std::vector<std::pair<std::string, double>>& values) {
+  Impl& m = *impl_;
+  for (const auto& [raw, v] : values) {
+    Impl::Series& s = m.observables[link_name(raw, "observable")];
+    if (!s.step.empty() && step <= s.step.back())
+      throw Error(m.h5_path + ": observable " + raw + ": step " + std::to_string(step) + " written after step " +
+                  std::to_string(s.step.back()));
+    s.step.push_back(step);
+    s.time.push_back(time);
+    s.value.push_back(v);
+  }
+  m.dirty = true;
+}
+
+void SnapshotFile::write_telemetry(const Telemetry& t) {
+  Impl& m = *impl_;
+  if (!m.has_telemetry) {
+    m.peak_source = t.peak_source();
+    m.peak_gbs = t.peak_gbs();
+  }
+  m.has_telemetry = true;
+  for (const auto& r : t.rows())
+    m.telemetry.push_back({r.step, r.rec.kernel, r.rec.strategy, r.rec.work_unit, r.rec.ms, r.rec.bytes_compulsory,
+                           r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.l2_window, r.rec.l2_window_bytes,
+                           r.rec.l2_hit_ratio});
   m.dirty = true;
 }
 
 void SnapshotFile::commit() { impl_->commit(); }
 
 std::int64_t SnapshotFile::last_particle_step() const {
-  return impl_->particle_rows.empty() ? -1 : impl_->particle_rows.back().first;
+  return impl_->particle_rows.empty() ? -1 : impl_->particle_rows.back().step;
 }
 
 const std::string& SnapshotFile::h5_path() const { return impl_->h5_path; }
@@ -1011,6 +1099,14 @@ std::vector<std::int64_t> particle_steps(const std::string& dir_or_h5) {
 }
 
 namespace {
+// A virtual dataset reads a missing source file as fill values; a reader says which file is gone.
+void require_step_file(const std::string& h5_path, std::int64_t step) {
+  const fs::path p = fs::path(h5_path).parent_path() / step_file_name(step);
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw Error(p.string() + ": missing (" + h5_path + " names it for step " + std::to_string(step) + ")");
+}
+
 hsize_t find_row(const std::string& file, const std::string& what, const std::vector<std::int64_t>& steps,
                  std::int64_t step) {
   if (steps.empty()) throw Error(file + ": no " + what + " snapshots");
@@ -1030,6 +1126,8 @@ ParticleSnapshot read_particles(const std::string& dir_or_h5, std::int64_t step)
   const auto steps = h5.read_all<std::int64_t>(st, "/particles/all/position/step", H5T_NATIVE_INT64);
   const auto times = h5.read_all<double>(tm, "/particles/all/position/time", H5T_NATIVE_DOUBLE);
   const hsize_t row = find_row(path, "particle", steps, step);
+  require_step_file(path, steps[row]);
+  require_step_file(path, steps.front());  // mass
   ParticleSnapshot s;
   s.step = steps[row];
   s.time = times.at(row);
@@ -1061,6 +1159,7 @@ FieldSnapshot read_field(const std::string& dir_or_h5, const std::string& name, 
   const auto steps = h5.read_all<std::int64_t>(st, g + "/step", H5T_NATIVE_INT64);
   const auto times = h5.read_all<double>(tm, g + "/time", H5T_NATIVE_DOUBLE);
   const hsize_t row = find_row(path, "field " + name, steps, step);
+  require_step_file(path, steps[row]);
   FieldSnapshot s;
   s.step = steps[row];
   s.time = times.at(row);

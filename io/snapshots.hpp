@@ -1,13 +1,15 @@
-// DIR/snapshots.h5 in the H5MD 1.1 layout, and DIR/snapshots.xmf, the XDMF temporal collection
-// ParaView opens directly. Written so that a run killed at any moment leaves both readable up
-// to the last complete snapshot (the .xmf is rewritten by atomic rename after the HDF5 file is
-// flushed).
+// DIR/snapshots.h5 in the H5MD 1.1 layout, DIR/snapshots.d/step_<step>.h5 with the data of each
+// output step, and DIR/snapshots.xmf, the XDMF temporal collection ParaView opens directly.
+// Written so that a run killed at any moment leaves all of them readable up to the last complete
+// snapshot: a step file is written under a .tmp name and renamed when complete; snapshots.h5 is
+// rewritten whole at each commit() and renamed over the old one; then the .xmf likewise. Nothing
+// is ever updated in place (HDF5 1.10 does not update a file crash-safely).
 //
 // Layout of snapshots.h5 (H5MD 1.1, https://www.nongnu.org/h5md/h5md.html):
 //   /h5md                          attribute version = [1, 1]; author/{name}; creator/{name, version}
 //   /particles/all/box             attributes dimension = 3, boundary = ["none", "none", "none"];
 //                                  edges/{value[T][3], step, time}
-//   /particles/all/position        {value[T][N][3], step[T], time[T]}  chunked, extendible in T
+//   /particles/all/position        {value[T][N][3], step[T], time[T]}
 //   /particles/all/velocity        {value[T][N][3], step, time}  (step, time: hard links to position's)
 //   /particles/all/mass, id        [N], time-independent (ids are the body index)
 //   /observables/<name>            {value[T], step[T], time[T]}
@@ -16,10 +18,10 @@
 //   /parameters                    case (the effective TOML text), case_source, strategy, model,
 //                                  device, creator_version: string datasets
 //   /telemetry                     compound table, one row per kernel launch (end of run)
-//   /xdmf/...                      per-snapshot HDF5 virtual datasets, one per array and snapshot,
-//                                  mapping onto row t of a value[T][...] above (no copy of the data).
-//                                  snapshots.xmf points at these: ParaView 5.11's Xdmf3 readers return
-//                                  no points for a HyperSlab into value[T][N][3].
+// Every value[T]... (and mass, id) is an HDF5 virtual dataset: row t maps onto the step file of
+// step[t] (no copy; HDF5 finds the files relative to snapshots.h5, wherever the reader runs).
+// A step file holds /particles/{position[N][3], velocity[N][3]} (the first one also mass[N],
+// id[N]) and /fields/<name>[nz][ny][nx]; snapshots.xmf points at these.
 #pragma once
 
 #include <cstdint>

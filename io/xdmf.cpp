@@ -47,7 +47,7 @@ std::string num(double v) {
 void data_item(std::ostringstream& o, const std::string& h5, const XdmfArray& a, const char* indent) {
   o << indent << "<DataItem Dimensions=\"" << dims_text(a.dims) << "\" NumberType=\""
     << (a.floating ? "Float" : "Int") << "\" Precision=\"" << a.precision << "\" Format=\"HDF\">"
-    << xml_escape(h5) << ":" << xml_escape(a.dataset) << "</DataItem>\n";
+    << xml_escape(a.file.empty() ? h5 : a.file) << ":" << xml_escape(a.dataset) << "</DataItem>\n";
 }
 
 }  // namespace
@@ -56,8 +56,9 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
   std::ostringstream o;
   o << "<?xml version=\"1.0\" ?>\n"
        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-       "<!-- tiersim snapshots: open this file in ParaView. Data in "
-    << xml_escape(h5_name) << " (H5MD 1.1); /xdmf holds per-snapshot views of it. -->\n"
+       "<!-- tiersim snapshots: open this file in ParaView. Data in snapshots.d/step_*.h5, one file "
+       "per output step; "
+    << xml_escape(h5_name) << " indexes them in the H5MD 1.1 layout. -->\n"
        "<Xdmf xmlns:xi=\"http://www.w3.org/2001/XInclude\" Version=\"3.0\">\n"
        "  <Domain>\n";
   for (const XdmfCollection& c : collections) {

@@ -1,11 +1,12 @@
 // snapshots.xmf: the XDMF (v3) sidecar ParaView opens. One temporal collection
 // (CollectionType="Temporal") per kind of data (particles; each grid geometry), one Uniform grid per
-// snapshot. Every DataItem names an HDF5 dataset relative to the .xmf ("snapshots.h5:/xdmf/...").
+// snapshot. Every DataItem names a whole HDF5 dataset in a file relative to the .xmf
+// ("snapshots.d/step_000000000100.h5:/particles/position").
 //
-// Why per-snapshot virtual datasets rather than HyperSlab items into H5MD's value[T][N][3]:
-// ParaView 5.11's Xdmf3 readers (the default reader, Xdmf3ReaderS, and Xdmf3ReaderT) log
-// "Skipping unrecognized array type [None]" and return 0 points for a HyperSlab item, while the
-// legacy XDMFReader reads it; a plain HDF DataItem that names a VDS works with all of them.
+// Why whole datasets rather than HyperSlab items into H5MD's value[T][N][3]: ParaView 5.11's
+// Xdmf3 readers (the default reader, Xdmf3ReaderS, and Xdmf3ReaderT) log "Skipping unrecognized
+// array type [None]" and return 0 points for a HyperSlab item, while the legacy XDMFReader reads
+// it; a plain HDF DataItem works with all of them.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@ namespace tiersim {
 
 struct XdmfArray {
   std::string name;                   // attribute name ("velocity"); unused for geometry
-  std::string dataset;                // HDF5 path inside the .h5 ("/xdmf/particles/velocity/00000003")
+  std::string file;                   // HDF5 file relative to the .xmf (empty: the h5_name below)
+  std::string dataset;                // HDF5 path inside it ("/particles/velocity")
   std::vector<std::uint64_t> dims;    // slowest first
   bool floating = true;               // Float or Int
   int precision = 8;                  // bytes

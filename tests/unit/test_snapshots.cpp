@@ -1,4 +1,4 @@
-// SnapshotFile writes H5MD 1.1 + per-snapshot virtual datasets + snapshots.xmf. These tests write
+// SnapshotFile writes an H5MD 1.1 index over one HDF5 file per step + snapshots.xmf. These tests write
 // random bodies and fields and read everything back with the HDF5 C API (not through the writer's
 // own readers), comparing exactly what was written.
 //
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -174,13 +175,22 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-// Every HDF DataItem in the .xmf: (h5 path, dimensions text).
-std::vector<std::pair<std::string, std::string>> xmf_items(const std::string& xmf) {
-  std::vector<std::pair<std::string, std::string>> out;
-  const std::regex re(R"re(<DataItem Dimensions="([0-9 ]+)"[^>]*Format="HDF">snapshots\.h5:([^<]+)</DataItem>)re");
+// Every HDF DataItem in the .xmf.
+struct XmfItem {
+  std::string file, path, dims;
+};
+std::vector<XmfItem> xmf_items(const std::string& xmf) {
+  std::vector<XmfItem> out;
+  const std::regex re(R"re(<DataItem Dimensions="([0-9 ]+)"[^>]*Format="HDF">([^:<]+):([^<]+)</DataItem>)re");
   for (auto it = std::sregex_iterator(xmf.begin(), xmf.end(), re); it != std::sregex_iterator(); ++it)
-    out.emplace_back((*it)[2].str(), (*it)[1].str());
+    out.push_back({(*it)[2].str(), (*it)[3].str(), (*it)[1].str()});
   return out;
+}
+
+std::string step_file(std::int64_t step) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "snapshots.d/step_%012lld.h5", static_cast<long long>(step));
+  return buf;
 }
 
 std::string dims_text(const std::vector<hsize_t>& d) {
@@ -192,16 +202,20 @@ std::string dims_text(const std::vector<hsize_t>& d) {
   return s;
 }
 
-// The .xmf names only datasets that exist, with their shapes, and each one can be read.
+// The .xmf names only files and datasets that exist (files relative to the .xmf, no .tmp), with
+// their shapes, and each one can be read.
 void expect_xmf_resolves(const fs::path& dir) {
   const std::string xmf = slurp(dir / "snapshots.xmf");
-  File f((dir / "snapshots.h5").string());
-  ASSERT_GE(f.id, 0);
-  for (const auto& [path, dims] : xmf_items(xmf)) {
-    ASSERT_TRUE(exists(f.id, path)) << path;
-    EXPECT_EQ(dims_text(dims_of(f.id, path)), dims) << path;
-    const auto v = read_ds<double>(f.id, path, H5T_NATIVE_DOUBLE);
-    EXPECT_FALSE(v.empty()) << path;
+  const auto items = xmf_items(xmf);
+  EXPECT_FALSE(items.empty());
+  for (const auto& it : items) {
+    EXPECT_FALSE(it.file.ends_with(".tmp")) << it.file;
+    File f((dir / it.file).string());
+    ASSERT_GE(f.id, 0) << it.file;
+    ASSERT_TRUE(exists(f.id, it.path)) << it.file << ":" << it.path;
+    EXPECT_EQ(dims_text(dims_of(f.id, it.path)), it.dims) << it.path;
+    const auto v = read_ds<double>(f.id, it.path, H5T_NATIVE_DOUBLE);
+    EXPECT_FALSE(v.empty()) << it.path;
   }
 }
 
@@ -310,7 +324,7 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
     const std::string base = std::string("/particles/all/") + el;
     EXPECT_EQ(dims_of(f.id, base + "/value"), (std::vector<hsize_t>{3, n, 3})) << el;
     EXPECT_EQ(type_size(f.id, base + "/value"), dp ? 8u : 4u) << el;
-    EXPECT_EQ(layout_of(f.id, base + "/value"), H5D_CHUNKED);
+    EXPECT_EQ(layout_of(f.id, base + "/value"), H5D_VIRTUAL);
     EXPECT_EQ(read_ds<std::int64_t>(f.id, base + "/step", H5T_NATIVE_INT64), steps);
     EXPECT_EQ(read_ds<double>(f.id, base + "/time", H5T_NATIVE_DOUBLE), times);
     const auto val = read_ds<double>(f.id, base + "/value", H5T_NATIVE_DOUBLE);
@@ -324,14 +338,14 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
           ASSERT_EQ(val[(t * n + i) * 3 + k], want) << el << " t=" << t << " i=" << i << " k=" << k;
         }
       }
-    // The per-snapshot virtual datasets are views of value[t] (no copy).
+    // value[t] is the step file's array (one copy of the data, in the step file).
     for (std::size_t t = 0; t < 3; ++t) {
-      char name[64];
-      std::snprintf(name, sizeof name, "/xdmf/particles/%s/%08zu", el, t);
-      ASSERT_TRUE(exists(f.id, name)) << name;
-      EXPECT_EQ(layout_of(f.id, name), H5D_VIRTUAL) << name;
-      EXPECT_EQ(dims_of(f.id, name), (std::vector<hsize_t>{n, 3}));
-      const auto row = read_ds<double>(f.id, name, H5T_NATIVE_DOUBLE);
+      File sf((dir / step_file(steps[t])).string());
+      ASSERT_GE(sf.id, 0) << step_file(steps[t]);
+      const std::string name = std::string("/particles/") + el;
+      EXPECT_EQ(layout_of(sf.id, name), H5D_CONTIGUOUS) << name;
+      EXPECT_EQ(dims_of(sf.id, name), (std::vector<hsize_t>{n, 3}));
+      const auto row = read_ds<double>(sf.id, name, H5T_NATIVE_DOUBLE);
       ASSERT_EQ(row.size(), n * 3);
       for (std::size_t j = 0; j < n * 3; ++j) ASSERT_EQ(row[j], val[t * n * 3 + j]) << name << " " << j;
     }
@@ -372,9 +386,16 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
       ASSERT_EQ(fu[t * cells + c], u[t][c]);
       ASSERT_EQ(fv[t * cells + c], v[t][c]);
     }
-  EXPECT_EQ(layout_of(f.id, "/xdmf/fields/v/00000002"), H5D_VIRTUAL);
-  const auto v2 = read_ds<double>(f.id, "/xdmf/fields/v/00000002", H5T_NATIVE_DOUBLE);
-  EXPECT_EQ(v2, v[2]);
+  {
+    File sf((dir / step_file(20)).string());
+    EXPECT_EQ(read_ds<double>(sf.id, "/fields/v", H5T_NATIVE_DOUBLE), v[2]);
+  }
+  // Only complete step files, one per step, and no .tmp left behind.
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir / "snapshots.d")) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"step_000000000000.h5", "step_000000000010.h5", "step_000000000020.h5"}));
+  EXPECT_FALSE(fs::exists(dir / "snapshots.h5.tmp"));
   // telemetry compound table
   {
     hid_t d = H5Dopen2(f.id, "/telemetry", H5P_DEFAULT);
@@ -501,7 +522,7 @@ TEST(Snapshots, WriteFailureIsOneLineNamingTheFile) {
     try {
       std::mt19937_64 rng(1);
       SnapshotFile s(dir.string(), test_info(), true);
-      const Bodies b = random_bodies(4000, rng);  // 2 x 96 kB per snapshot
+      const Bodies b = random_bodies(12000, rng);  // 2 x 288 kB per step file
       for (int t = 0; t < 100; ++t) {
         s.write_particles(t, t, b, 1);
         s.commit();
@@ -518,7 +539,7 @@ TEST(Snapshots, WriteFailureIsOneLineNamingTheFile) {
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status)) << "child died (signal " << WTERMSIG(status) << ")";
   const std::string m = slurp(msg_file);
-  EXPECT_NE(m.find((dir / "snapshots.h5").string()), std::string::npos) << m;
+  EXPECT_NE(m.find((dir / "snapshots.d" / "step_000000000000.h5").string()), std::string::npos) << m;
   EXPECT_NE(m.find("File too large"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
 }
@@ -621,14 +642,55 @@ TEST(Snapshots, ResumeTruncatesAndAppends) {
   EXPECT_EQ(dims_of(f.id, "/particles/all/box/edges/value")[0], 4u);
   EXPECT_EQ(read_ds<double>(f.id, "/observables/e/value", H5T_NATIVE_DOUBLE), (std::vector<double>{0, 10, 20, 30.5}));
   EXPECT_EQ(read_ds<std::int64_t>(f.id, "/fields/phi/step", H5T_NATIVE_INT64), (std::vector<std::int64_t>{0, 10, 20, 30}));
-  EXPECT_FALSE(exists(f.id, "/xdmf/particles/position/00000004"));
-  const auto row3 = read_ds<double>(f.id, "/xdmf/particles/position/00000003", H5T_NATIVE_DOUBLE);
-  ASSERT_EQ(row3.size(), 24u);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(row3[3 * i], later.pos[i].x);
-  EXPECT_EQ(read_ds<double>(f.id, "/xdmf/fields/phi/00000003", H5T_NATIVE_DOUBLE), field);
+  EXPECT_FALSE(fs::exists(dir / step_file(40)));  // dropped by the restart
+  {
+    File sf((dir / step_file(30)).string());
+    const auto row3 = read_ds<double>(sf.id, "/particles/position", H5T_NATIVE_DOUBLE);
+    ASSERT_EQ(row3.size(), 24u);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(row3[3 * i], later.pos[i].x);
+    EXPECT_EQ(read_ds<double>(sf.id, "/fields/phi", H5T_NATIVE_DOUBLE), field);
+  }
+  const auto pos = read_ds<double>(f.id, "/particles/all/position/value", H5T_NATIVE_DOUBLE);
+  ASSERT_EQ(pos.size(), 4u * 24);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(pos[3 * 24 + 3 * i], later.pos[i].x);
   EXPECT_EQ(dims_of(f.id, "/telemetry")[0], 4u);  // steps 0, 10, 20 kept, 30 appended
   EXPECT_EQ(count(slurp(dir / "snapshots.xmf"), "Polyvertex"), 4);
   expect_xmf_resolves(dir);
+}
+
+// A step file deleted by hand: the library's readers name it; through the index its rows read as
+// NaN (the virtual datasets' fill value), never as plausible zeros.
+TEST(Snapshots, MissingStepFileIsNamedAndReadsAsNaN) {
+  std::mt19937_64 rng(test_seed());
+  const fs::path dir = fresh_dir("missing");
+  GridGeometry g;
+  g.nx = g.ny = g.nz = 2;
+  std::vector<float> field(8, 1.5f);
+  {
+    SnapshotFile s(dir.string(), test_info(), false);
+    for (std::int64_t t = 0; t < 3; ++t) {
+      s.write_particles(t, t * 0.1, random_bodies(4, rng), 1.0);
+      s.write_field(t, t * 0.1, "u", g, field.data());
+      s.commit();
+    }
+  }
+  fs::remove(dir / step_file(1));
+  for (auto read : {+[](const std::string& d) { read_particles(d, 1); },
+                    +[](const std::string& d) { read_field(d, "u", 1); }}) {
+    try {
+      read(dir.string());
+      FAIL() << "no error for a missing step file";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(step_file(1)), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(read_particles(dir.string(), 2));
+  File f((dir / "snapshots.h5").string());
+  const auto u = read_ds<float>(f.id, "/fields/u/value", H5T_NATIVE_FLOAT);
+  ASSERT_EQ(u.size(), 24u);
+  EXPECT_EQ(u[0], 1.5f);
+  EXPECT_TRUE(std::isnan(u[8]));
+  EXPECT_EQ(u[16], 1.5f);
 }
 
 TEST(Snapshots, ResumeRefusesSomethingElse) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What tiersim wrote, read from snapshots.h5 with h5py (H5MD datasets, not the /xdmf views), as
+"""What tiersim wrote, read from snapshots.h5 with h5py (the H5MD index, not the step files the .xmf names), as
 JSON for tests/viz/paraview_check.py. Run with Debian's /usr/bin/python3 (python3-h5py)."""
 import json
 import sys
