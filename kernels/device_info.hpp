@@ -1,5 +1,5 @@
 // What tiersim needs to know about the GPU, read from the device (never hard-coded), and the
-// copy bandwidth measured on it. Plain C++; implemented in kernels/cuda/device_info.cu, or as
+// copy bandwidth and FMA throughput measured on it. Plain C++; implemented in kernels/cuda/device_info.cu, or as
 // "no GPU" when built without CUDA.
 #pragma once
 
@@ -31,5 +31,12 @@ bool cuda_compiled();               // tiersim built with the CUDA backend
 double measure_device_copy_gbs(bool remeasure = false);
 // Host memory copy bandwidth (read + write bytes) with the OpenMP threads of this process, GB/s.
 double measure_host_copy_gbs();
+
+// Compute ceilings for the roofline: fused multiply-add throughput (2 flops each) of a kernel
+// with many independent FMA chains per thread and no memory traffic, GFLOP/s, in fp32 or fp64.
+// The device figure is measured once per process and cached beside the copy bandwidth; the host
+// figure (OpenMP threads, this build's compiler flags) once per process.
+double measure_device_fma_gflops(bool fp64, bool remeasure = false);
+double measure_host_fma_gflops(bool fp64);
 
 }  // namespace tiersim

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
                   "(that step is replayed: its timings are left out of telemetry.csv)")
       ->check(CLI::NonNegativeNumber);
   run->add_flag("--remeasure-bandwidth", ro.remeasure_bandwidth,
-                "measure the device copy bandwidth again (it is cached per device in ~/.cache/tiersim)");
+                "measure the device copy bandwidth and FMA throughput again (cached per device in ~/.cache/tiersim)");
   run->add_flag("--force", ro.force, "replace an existing output directory");
   run->add_flag("--quiet,-q", ro.quiet, "no progress line or summary table");
 

@@ -236,6 +236,12 @@ RunResult run_case(const RunOptions& o) {
   const std::string device = gpu ? dev.name : "CPU (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)",
                       gpu ? measure_device_copy_gbs(o.remeasure_bandwidth) : measure_host_copy_gbs());
+  {
+    const bool fp64 = s.precision == Precision::Fp64;
+    const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
+    if (gpu) telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
+    else telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
+  }
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
 
   RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),

@@ -25,7 +25,7 @@ namespace {
 const char* kCsvHeader =
     "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
     "pct_copy_bandwidth,flops,gflops,work,work_unit,work_per_s,l2_window,l2_window_bytes,"
-    "l2_hit_ratio,copy_bandwidth_gbs\n";
+    "l2_hit_ratio,copy_bandwidth_gbs,compute_ceiling_gflops\n";
 }  // namespace
 
 void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
@@ -33,12 +33,12 @@ void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
   for (std::size_t i = from; i < rows_.size(); ++i) {
     const auto& [step, r] = rows_[i];
     const double gbs = per_s(r.bytes_compulsory, r.ms) * 1e-9;
-    std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g\n",
+    std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
                   static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
                   r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9,
                   peak_gbs_ > 0 ? 100.0 * gbs / peak_gbs_ : 0.0, r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
                   r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0, r.l2_window_bytes,
-                  r.l2_hit_ratio, peak_gbs_);
+                  r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
     f << buf;
   }
 }
@@ -136,6 +136,11 @@ std::string Telemetry::summary_table() const {
   std::snprintf(buf, sizeof buf, "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s)\n",
                 peak_gbs_, peak_source_.c_str());
   os << buf;
+  if (ceiling_gflops_ > 0) {
+    std::snprintf(buf, sizeof buf, "(compute ceiling: %.4g GFLOP/s measured by %s)\n", ceiling_gflops_,
+                  ceiling_source_.c_str());
+    os << buf;
+  }
   return os.str();
 }
 
@@ -145,7 +150,8 @@ void Telemetry::write_summary_json(const std::string& path, const std::map<std::
   f << "{\n";
   for (const auto& [k, v] : extra) f << "  \"" << k << "\": " << v << ",\n";
   f << "  \"copy_bandwidth_gbs\": " << peak_gbs_ << ",\n  \"copy_bandwidth_source\": \"" << peak_source_
-    << "\",\n  \"kernels\": [\n";
+    << "\",\n  \"compute_ceiling_gflops\": " << ceiling_gflops_ << ",\n  \"compute_ceiling_source\": \""
+    << ceiling_source_ << "\",\n  \"kernels\": [\n";
   const auto sums = summarize();
   for (std::size_t i = 0; i < sums.size(); ++i) {
     const auto& s = sums[i];

@@ -46,6 +46,13 @@ class Telemetry {
 
   double peak_gbs() const { return peak_gbs_; }
   const std::string& peak_source() const { return peak_source_; }
+  // The compute roof of the roofline: FMA throughput measured in the run's precision (GFLOP/s),
+  // and what measured it. 0 when not measured.
+  void set_compute_ceiling(double gflops, std::string source) {
+    ceiling_gflops_ = gflops;
+    ceiling_source_ = std::move(source);
+  }
+  double compute_ceiling_gflops() const { return ceiling_gflops_; }
 
   struct Row {
     std::int64_t step;
@@ -74,6 +81,8 @@ class Telemetry {
  private:
   std::string peak_source_;
   double peak_gbs_;
+  std::string ceiling_source_;
+  double ceiling_gflops_ = 0;
   std::vector<Row> rows_;
   std::size_t csv_appended_ = 0;
   void write_rows(std::ostream& f, std::size_t from) const;

@@ -1,6 +1,7 @@
 // The device as tiersim sees it: limits read from cudaGetDeviceProperties (never hard-coded)
-// and the device-to-device copy bandwidth measured with a float4 copy kernel, the peak that
-// every memory-bound kernel's GB/s is compared with.
+// and two measured ceilings: the device-to-device copy bandwidth of a float4 copy kernel, the
+// peak every memory-bound kernel's GB/s is compared with, and the FMA throughput of a kernel
+// with independent FMA chains, the compute roof of the roofline.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -99,16 +100,61 @@ __global__ void fill_float4_kernel(float4* dst, std::size_t n) {
   }
 }
 
-std::string cache_path(const DeviceInfo& d) {
+// ~/.cache/tiersim/<what>_<device>_<driver>.txt
+std::string cache_path(const DeviceInfo& d, const std::string& what) {
   const char* home = std::getenv("HOME");
   if (!home || !*home) return {};
   std::string key = d.name + "_" + std::to_string(d.driver_version);
   for (char& c : key)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return std::string(home) + "/.cache/tiersim/copy_gbs_" + key + ".txt";
+  return std::string(home) + "/.cache/tiersim/" + what + "_" + key + ".txt";
 }
 
-double measure_now() {
+// A figure measured once per device and driver: from the cache unless remeasure, else measured
+// and written there (failing to write a cache is not an error).
+double cached_measurement(const std::string& what, bool remeasure, double (*measure)()) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) throw Error("no GPU: " + d.why_not);
+  const std::string path = cache_path(d, what);
+  if (!remeasure && !path.empty()) {
+    std::ifstream f(path);
+    double v = 0;
+    if (f >> v && v > 0) return v;
+  }
+  const double v = measure();
+  if (!path.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    std::ofstream f(path);
+    if (f) f << v << "\n";
+  }
+  return v;
+}
+
+// Median kernel time over reps after warm-up, ms (the launch callable enqueues one kernel).
+template <class Launch>
+double median_kernel_ms(Launch launch, const char* what, int warmup, int reps) {
+  cudaEvent_t e0, e1;
+  TIERSIM_CUDA_CHECK(cudaEventCreate(&e0));
+  TIERSIM_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int r = 0; r < warmup + reps; ++r) {
+    TIERSIM_CUDA_CHECK(cudaEventRecord(e0));
+    launch();
+    TIERSIM_CUDA_CHECK(cudaGetLastError(), std::string("launch of ") + what);
+    TIERSIM_CUDA_CHECK(cudaEventRecord(e1));
+    TIERSIM_CUDA_CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+    if (r >= warmup) ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+double measure_copy_now() {
   const DeviceInfo d = query_device();
   if (!d.usable) throw Error("no GPU: " + d.why_not);
   // 1 GiB each way (2 GiB moved per copy), or less where the device is small.
@@ -120,28 +166,41 @@ double measure_now() {
   const int grid = d.sm_count * 8;
   fill_float4_kernel<<<grid, block>>>(src.as<float4>(), n);
   TIERSIM_CUDA_CHECK_LAUNCH("fill_float4_kernel", format_bytes(double(bytes)));
-  cudaEvent_t e0, e1;
-  TIERSIM_CUDA_CHECK(cudaEventCreate(&e0));
-  TIERSIM_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<float> ms;
-  const int warmup = 2, reps = 10;
-  for (int r = 0; r < warmup + reps; ++r) {
-    TIERSIM_CUDA_CHECK(cudaEventRecord(e0));
-    copy_float4_kernel<<<grid, block>>>(src.as<float4>(), dst.as<float4>(), n);
-    TIERSIM_CUDA_CHECK_LAUNCH("copy_float4_kernel", format_bytes(double(bytes)));
-    TIERSIM_CUDA_CHECK(cudaEventRecord(e1));
-    TIERSIM_CUDA_CHECK(cudaEventSynchronize(e1));
-    float t = 0;
-    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-    if (r >= warmup) ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
-  const double med = ms[ms.size() / 2];
+  const double med = median_kernel_ms(
+      [&] { copy_float4_kernel<<<grid, block>>>(src.as<float4>(), dst.as<float4>(), n); }, "copy_float4_kernel", 2, 10);
   return 2.0 * double(bytes) / (med * 1e-3) * 1e-9;
 }
 
+// kChains independent FMA chains per thread (enough to hide the FMA latency at full occupancy),
+// no memory traffic but one store per thread, so that nothing is optimised away.
+constexpr int kChains = 8;
+template <class T>
+__global__ void fma_chains_kernel(T* out, int iters, T x, T y) {
+  T a[kChains];
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) a[k] = T(threadIdx.x + k);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < kChains; ++k) a[k] = fma(a[k], x, y);
+  }
+  T s = 0;
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) s += a[k];
+  out[std::size_t(blockIdx.x) * blockDim.x + threadIdx.x] = s;
+}
+
+template <class T>
+double measure_fma_now() {
+  const DeviceInfo d = query_device();
+  const int block = 256, grid = d.sm_count * 8, iters = 1 << 10;
+  cuda::DeviceBuffer out(std::size_t(grid) * block * sizeof(T), "FMA-throughput output");
+  // x slightly below 1 and y small: the chains stay finite and are not constant-folded.
+  const T x = T(0.999999), y = T(1e-6);
+  const double ms = median_kernel_ms([&] { fma_chains_kernel<T><<<grid, block>>>(out.as<T>(), iters, x, y); },
+                                     "fma_chains_kernel", 2, 5);
+  const double flops = 2.0 * kChains * double(iters) * grid * block;
+  return flops / (ms * 1e-3) * 1e-9;
+}
 }  // namespace
 
 double measure_device_copy_gbs(bool remeasure) {
@@ -149,22 +208,17 @@ double measure_device_copy_gbs(bool remeasure) {
   static double per_process = 0;
   std::lock_guard<std::mutex> lock(mu);
   if (per_process > 0 && !remeasure) return per_process;
-  const DeviceInfo d = query_device();
-  if (!d.usable) throw Error("no GPU: " + d.why_not);
-  const std::string path = cache_path(d);
-  if (!remeasure && !path.empty()) {
-    std::ifstream f(path);
-    double v = 0;
-    if (f >> v && v > 0) return per_process = v;
-  }
-  per_process = measure_now();
-  if (!path.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    std::ofstream f(path);
-    if (f) f << per_process << "\n";  // a cache: failing to write it is not an error
-  }
-  return per_process;
+  return per_process = cached_measurement("copy_gbs", remeasure, measure_copy_now);
+}
+
+double measure_device_fma_gflops(bool fp64, bool remeasure) {
+  static std::mutex mu;
+  static double per_process[2] = {0, 0};
+  std::lock_guard<std::mutex> lock(mu);
+  double& v = per_process[fp64 ? 1 : 0];
+  if (v > 0 && !remeasure) return v;
+  return v = fp64 ? cached_measurement("fma_gflops_fp64", remeasure, measure_fma_now<double>)
+                  : cached_measurement("fma_gflops_fp32", remeasure, measure_fma_now<float>);
 }
 
 }  // namespace tiersim

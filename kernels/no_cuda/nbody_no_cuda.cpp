@@ -13,6 +13,7 @@ DeviceInfo query_device() {
 }
 
 double measure_device_copy_gbs(bool) { throw Error("no GPU: " + query_device().why_not); }
+double measure_device_fma_gflops(bool, bool) { throw Error("no GPU: " + query_device().why_not); }
 
 std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy&, int, const NbodyParams&, const NbodyTuning&) {
   throw Error("--backend cuda: " + query_device().why_not);

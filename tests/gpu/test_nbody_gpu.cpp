@@ -370,6 +370,25 @@ TEST(NbodyCudaDevice, CopyBandwidthIsMeasured) {
   EXPECT_GT(gbs, 100.0);
 }
 
+// The FMA kernel's GFLOP/s counts 2 flops per FMA: it can approach, never pass, the FP32 peak of
+// 128 lanes x 2 flops x SMs x the maximum clock (Hopper; 64 lanes in fp64), and fp64 is slower.
+TEST(NbodyCudaDevice, FmaCeilingIsMeasuredBelowTheLanePeak) {
+  SKIP_WITHOUT_GPU();
+  const DeviceInfo d = query_device();
+  const double f32 = measure_device_fma_gflops(false, true), f64 = measure_device_fma_gflops(true, true);
+  const double lanes_peak = 128.0 * 2 * d.sm_count * d.clock_khz * 1e-6;  // GFLOP/s
+  std::printf("[ info ] %s: FMA fp32 %.0f GFLOP/s, fp64 %.0f GFLOP/s (fp32 lane peak at %d MHz: %.0f)\n",
+              d.name.c_str(), f32, f64, d.clock_khz / 1000, lanes_peak);
+  EXPECT_GT(f32, f64);
+  EXPECT_GT(f64, 0.0);
+  if (d.cc_major == 9 && d.clock_khz > 0) {
+    EXPECT_LT(f32, 1.02 * lanes_peak);
+    EXPECT_GT(f32, 0.5 * lanes_peak);
+    EXPECT_LT(f64, 1.02 * lanes_peak / 2);
+  }
+  EXPECT_EQ(measure_device_fma_gflops(false), f32);  // cached for the process
+}
+
 // `tiersim bench nbody` through the same registration, for GPU nodes where only the test
 // binary is at hand: TIERSIM_BENCH_ARGS="--sizes 65536" ./tiersim_gpu_tests
 // --gtest_also_run_disabled_tests --gtest_filter='*BenchNbody*'

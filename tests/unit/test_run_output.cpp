@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/device_info.hpp"
 #include "sim/case.hpp"
 #include "sim/core.hpp"
 #include "sim/run.hpp"
@@ -104,6 +105,21 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   int rows = -1;
   while (std::getline(tel, line)) ++rows;
   EXPECT_EQ(rows, 41);
+  // Both ceilings of the roofline are measured and carried by every row and by summary.json.
+  {
+    std::ifstream t2(o.out_dir + "/telemetry.csv");
+    std::string header, first;
+    std::getline(t2, header);
+    std::getline(t2, first);
+    EXPECT_TRUE(header.ends_with(",copy_bandwidth_gbs,compute_ceiling_gflops")) << header;
+    const double ceiling = std::stod(first.substr(first.rfind(',') + 1));
+    EXPECT_GT(ceiling, 0.1) << first;
+    EXPECT_NEAR(ceiling, measure_host_fma_gflops(false), 1e-5 * ceiling) << "the run is fp32 on the CPU";
+    std::ifstream sj(o.out_dir + "/summary.json");
+    std::stringstream ss2;
+    ss2 << sj.rdbuf();
+    EXPECT_NE(ss2.str().find("\"compute_ceiling_gflops\": "), std::string::npos);
+  }
   fs::remove_all(base);
 }
 
