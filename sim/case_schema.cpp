@@ -22,6 +22,7 @@ std::vector<KeySpec> build_schema() {
       {"run.checkpoint_every", T::Int, "0", "write a restart checkpoint every N steps (0: with each snapshot)", 0, 1e12},
       {"run.seed", T::Int, "1", "random seed of the initial conditions", 0, 9.2e18},
       {"run.telemetry", T::Bool, "true", "time every CUDA kernel with events (false: no events, ms = 0; to measure telemetry's own cost)"},
+      {"run.telemetry_every", T::Int, "1", "time and record the kernels of every N-th step only (the others run without events: for steps shorter than ~0.3 ms)", 1, 1e12},
       // [strategy]
       {"strategy.backend", T::String, "\"auto\"", "cpu, cuda, or auto (CUDA when a GPU is usable)", -kBig, kBig, false, {"auto", "cpu", "cuda"}},
       {"strategy.layout", T::String, "\"soa\"", "particle layout", -kBig, kBig, false, {"aos", "soa", "aosoa", "float4"}},

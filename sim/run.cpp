@@ -208,6 +208,7 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
   set_kernel_timing(c.get_bool("run.telemetry"));
+  set_kernel_timing_every(c.get_int("run.telemetry_every"));
 
   // Everything that can be refused is checked here, before the output directory exists.
   SnapshotOptions snap_options;
@@ -294,7 +295,11 @@ RunResult run_case(const RunOptions& o) {
   // Records carry the step that launched them; reading them without waiting (wait = false)
   // lets the host run ahead of the GPU instead of meeting it at every step.
   auto collect = [&](bool wait) {
-    for (auto& r : model->take_records(wait)) telemetry.add(r.step >= 0 ? r.step : step, r);
+    // With run.telemetry_every = N only every N-th step is timed and recorded.
+    for (auto& r : model->take_records(wait)) {
+      const std::int64_t at = r.step >= 0 ? r.step : step;
+      if (at % kernel_timing_every() == 0) telemetry.add(at, r);
+    }
   };
   auto snapshot = [&] {
     timed([&] {

@@ -43,7 +43,7 @@ KernelRecord& LaunchTimer::begin(const char* name, const std::string& strategy) 
   p.rec.strategy = strategy;
   p.rec.step = telemetry_step();
   if (window_) window_->fill(p.rec);
-  if (kernel_timing()) {
+  if (kernel_timed_at(p.rec.step)) {
     p.start = get_event();
     p.stop = get_event();
   }

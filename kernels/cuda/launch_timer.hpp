@@ -3,7 +3,10 @@
 //  - push and pop an NVTX range named after the kernel (Nsight Systems/Compute show the same
 //    names as telemetry.csv),
 //  - record a CUDA event pair on the engine's stream (never a host clock, never a
-//    synchronisation in the hot loop), unless set_kernel_timing(false) switched timing off,
+//    synchronisation in the hot loop), unless set_kernel_timing(false) switched timing off or
+//    the step is not one set_kernel_timing_every() times. Each launch has its own pair: sharing
+//    one event between consecutive launches would charge a kernel with the idle time before it
+//    whenever the host falls behind the GPU,
 //  - copy the L2 access-policy window the launch runs with into the KernelRecord.
 // take_records(true) waits for the last stop events (cudaEventSynchronize) and resolves the
 // times; take_records(false) resolves only the launches that have finished (cudaEventQuery), so

@@ -282,6 +282,27 @@ TEST(L2Window, KernelTimingSwitch) {
   }
 }
 
+// run.telemetry_every: only launches stamped with a multiple of the interval get events.
+TEST(L2Window, KernelTimingEveryNthStep) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
+  const StencilProblem p = cube(Equation::Heat, 48);
+  auto e = stencil_engine(p, L2Persist::Off);
+  const double dt = stable_dt(p);
+  set_kernel_timing_every(3);
+  for (int s = 1; s <= 6; ++s) {
+    set_telemetry_step(s);
+    e->step(dt);
+  }
+  set_kernel_timing_every(1);
+  const std::vector<KernelRecord> recs = e->take_records();
+  ASSERT_EQ(recs.size(), 12u);  // halo fill + update per step
+  for (const KernelRecord& r : recs) {
+    if (r.step % 3 == 0) EXPECT_GT(r.ms, 0.0) << r.kernel << " at step " << r.step;
+    else EXPECT_EQ(r.ms, 0.0) << r.kernel << " at step " << r.step << ": not a timed step";
+  }
+}
+
 TEST(L2Window, NothingPersistsAfterTheRun) {
   SKIP_WITHOUT_L2_PERSISTENCE();
   const L2Support sup = l2_persistence_support();

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "kernels/device_info.hpp"
+#include "kernels/kernel_timing.hpp"
 #include "sim/case.hpp"
 #include "sim/core.hpp"
 #include "sim/run.hpp"
@@ -120,6 +122,29 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
     ss2 << sj.rdbuf();
     EXPECT_NE(ss2.str().find("\"compute_ceiling_gflops\": "), std::string::npos);
   }
+  fs::remove_all(base);
+}
+
+// run.telemetry_every = 4: rows only for steps 0, 4, 8 (each with its four kernels), and
+// the process-wide interval is what the case said.
+TEST(RunOutput, TelemetryEveryNthStepKeepsOnlyThoseSteps) {
+  const std::string base = temp_dir("every");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = base + "/out";
+  o.quiet = true;
+  o.overrides = {"nbody.count=32", "run.telemetry_every=4"};
+  ASSERT_EQ(run_case(o).exit_code, 0);
+  EXPECT_EQ(kernel_timing_every(), 4);
+  std::ifstream tel(o.out_dir + "/telemetry.csv");
+  std::string line;
+  std::getline(tel, line);
+  std::map<long long, int> per_step;
+  while (std::getline(tel, line)) ++per_step[std::stoll(line.substr(0, line.find(',')))];
+  // step 0: the initial forces; then kick, drift, forces, kick per timed step.
+  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 1}, {4, 4}, {8, 4}}));
+  set_kernel_timing_every(1);
   fs::remove_all(base);
 }
 
