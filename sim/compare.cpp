@@ -33,7 +33,8 @@ std::vector<Combination> combinations(const CompareOptions& o) {
     for (const auto& c : out)
       for (const auto& v : *values) {
         Combination n = c;
-        n.label += (n.label.empty() ? "" : " ") + std::string(axis) + "=" + v;
+        if (!n.label.empty()) n.label += ' ';
+        n.label += std::string(axis) + "=" + v;
         n.overrides.push_back("strategy." + std::string(axis) + "=\"" + v + "\"");
         next.push_back(std::move(n));
       }

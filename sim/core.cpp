@@ -13,7 +13,8 @@ E parse_enum(const std::string& s, const std::string& what,
   std::string expected;
   for (const auto& [key, value] : table) {
     if (s == key) return value;
-    expected += (expected.empty() ? "" : "|") + std::string(key);
+    if (!expected.empty()) expected += '|';  // appends, not "" + string: GCC 12 warns (-Wrestrict, bug 105329)
+    expected += key;
   }
   throw Error(what + ": unknown value '" + s + "' (expected " + expected + ")");
 }

@@ -196,7 +196,9 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
         EXPECT_NEAR(g.min, c.min, 1e-5 * std::fabs(c.min) + 1e-6);
         EXPECT_NEAR(g.max, c.max, 1e-5 * std::fabs(c.max) + 1e-6);
       }
-      if (r.eq == Equation::Wave) EXPECT_NEAR(gpu->wave_energy(dt) / cpu->wave_energy(dt), 1.0, 1e-4);
+      if (r.eq == Equation::Wave) {
+        EXPECT_NEAR(gpu->wave_energy(dt) / cpu->wave_energy(dt), 1.0, 1e-4);
+      }
     }
   }
 }
