@@ -14,14 +14,14 @@ $PY -c "import h5py" 2>/dev/null || { echo "SKIP: /usr/bin/python3 without h5py 
 ARGS=(--backend cpu --set nbody.count=384 --steps 60 --set run.snapshot_every=5 --set run.diagnostics_every=5 -q)
 fail=0
 
-# The reference run, also timed from its first checkpoint to its end: kill points are spread
-# over that span.
+# The reference run, also timed from its first checkpoint to its end: one snapshot interval of
+# it is the spread of a kill past its chosen snapshot (below).
 "$TIERSIM" run cases/plummer.toml "${ARGS[@]}" --out "$WORK/reference" >/dev/null &
 pid=$!
 for _ in $(seq 1 3000); do [ -f "$WORK/reference/checkpoint.h5" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.01; done
 t0=$(date +%s.%N)
 wait $pid || exit 1
-duration=$(echo "$(date +%s.%N) - $t0" | bc -l)
+interval=$(echo "($(date +%s.%N) - $t0) / 12" | bc -l)  # 60 steps, a snapshot (and checkpoint) every 5
 final() {  # the last frame's positions and velocities, as exact hex
   $PY - "$1" <<'PYEOF'
 import sys, h5py
@@ -33,17 +33,20 @@ PYEOF
 }
 ref=$(final "$WORK/reference")
 early=0 finished=0 interrupted=0 trial=0
-# Until 20 runs were killed part-way (at most 60 tries): kills before the first checkpoint or
+# Until 20 runs were killed part-way (at most 40 tries): kills before the first checkpoint or
 # after the end are counted but test nothing.
-while [ $interrupted -lt 20 ] && [ $trial -lt 60 ]; do
+while [ $interrupted -lt 20 ] && [ $trial -lt 40 ]; do
   trial=$((trial + 1))
   dir="$WORK/t$trial"
   "$TIERSIM" run cases/plummer.toml "${ARGS[@]}" --out "$dir" >/dev/null 2>&1 &
   pid=$!
-  # Start-up (and, under sanitizers, its slowness) is not what is tested: wait for the output to
-  # exist, then kill at a random moment within the run's remaining length.
-  for _ in $(seq 1 3000); do [ -f "$dir/checkpoint.h5" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.01; done
-  sleep "$(awk -v s="$RANDOM" -v d="$duration" 'BEGIN { srand(s); printf "%.3f", d * 0.9 * rand() }')"
+  # A kill point that does not depend on how fast this machine is at the moment: wait until the
+  # run has completed the snapshot of step 5k (k random in 1..9, so 2 to 10 snapshots remain),
+  # then kill at a random moment within about one snapshot interval of the reference run: during
+  # a step, a snapshot or a checkpoint write.
+  k=$((RANDOM % 9 + 1))
+  while [ "$(ls "$dir/snapshots.d" 2>/dev/null | grep -c '\.h5$')" -le $k ] && kill -0 $pid 2>/dev/null; do sleep 0.005; done
+  sleep "$(awk -v s="$RANDOM" -v d="$interval" 'BEGIN { srand(s); printf "%.4f", d * rand() }')"
   kill -9 $pid 2>/dev/null
   wait $pid 2>/dev/null
   if [ ! -f "$dir/checkpoint.h5" ]; then
