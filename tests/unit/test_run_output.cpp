@@ -169,6 +169,43 @@ TEST(RunOutput, RefusesToOverwriteWithoutForce) {
   fs::remove_all(base);
 }
 
+// --force replaces a tiersim run, never a directory holding anything tiersim did not write
+// (`--out . --force` in a source tree, `--out ~ --force`).
+TEST(RunOutput, ForceReplacesOnlyATiersimRun) {
+  const std::string base = temp_dir("force");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.quiet = true;
+  o.force = true;
+  auto refused = [&](const std::string& dir, const std::string& why) {
+    try {
+      o.out_dir = dir;
+      run_case(o);
+      ADD_FAILURE() << dir << ": --force must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not replaced: --force replaces only an empty directory or a tiersim run"),
+                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  // The directory holding the case file: not a run.
+  refused(base, "no snapshots.h5 written by tiersim");
+  EXPECT_TRUE(fs::exists(case_path));
+  // A run with a file of the user's beside it.
+  o.out_dir = base + "/out";
+  ASSERT_EQ(run_case(o).exit_code, 0);
+  std::ofstream(o.out_dir + "/notes.txt") << "mine";
+  refused(base + "/out", "'notes.txt'");
+  EXPECT_TRUE(fs::exists(o.out_dir + "/notes.txt"));
+  EXPECT_TRUE(fs::exists(o.out_dir + "/snapshots.h5"));
+  // Without it the run is replaced.
+  fs::remove(base + "/out/notes.txt");
+  o.out_dir = base + "/out";
+  EXPECT_EQ(run_case(o).exit_code, 0);
+  fs::remove_all(base);
+}
+
 TEST(RunOutput, BadCaseWritesNothing) {
   const std::string base = temp_dir("bad");
   const std::string case_path = write_case(base, std::string(kCase) + "softening = -1\n");

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# What must not damage a run or anything else on disk: --force on a directory that is not a
+# tiersim run, restarts from a checkpoint that does not belong to the run or that would change
+# it, and NaN reaching a checkpoint. Each refusal is one line "tiersim: error: ..." with a
+# non-zero exit and leaves the directory exactly as it was (hashed before and after).
+set -u
+TIERSIM=$1
+WORK=$2
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$(dirname "$0")/../.."
+PY=/usr/bin/python3
+$PY -c "import h5py" 2>/dev/null || { echo "SKIP: /usr/bin/python3 without h5py (scripts/setup installs python3-h5py)"; exit 77; }
+fail=0
+NB=(cases/plummer.toml --backend cpu --set nbody.count=64 --set run.snapshot_every=5 --set run.diagnostics_every=5 -q)
+HEAT=(cases/heat.toml --backend cpu --set run.dt=1e-4 --set run.snapshot_every=5 -q)
+
+# Names and contents of every file and directory under $1.
+dir_hash() {
+  (cd "$1" && { find . | LC_ALL=C sort; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; } | sha256sum)
+}
+
+# refused <label> <expected substring> <dir to hash> <tiersim args...>: one error line naming
+# the problem, a non-zero exit, and the directory unchanged.
+refused() {
+  local label=$1 expected=$2 dir=$3; shift 3
+  local before after out rc lines
+  before=$(dir_hash "$dir")
+  out=$("$TIERSIM" "$@" 2>&1 >/dev/null); rc=$?
+  after=$(dir_hash "$dir")
+  lines=$(printf '%s\n' "$out" | grep -c .)
+  if [ $rc -eq 0 ] || [[ "$out" != *"$expected"* ]] || [ "$lines" -ne 1 ] || [[ "$out" != "tiersim: error: "* ]] ||
+     [ "$before" != "$after" ]; then
+    echo "FAIL: $label: rc=$rc lines=$lines dir-unchanged=$([ "$before" = "$after" ] && echo yes || echo no)"
+    echo "      expected: $expected"
+    echo "      got:      $out"
+    fail=1
+  else
+    echo "ok: $label: $out"
+  fi
+}
+
+# ---- --force replaces only an empty directory or a tiersim run ----------------------------------
+
+# A source tree: `--out . --force` there must delete nothing.
+mkdir -p "$WORK/repo/src" "$WORK/repo/.git"
+echo "# a project" > "$WORK/repo/README.md"; echo "int main() {}" > "$WORK/repo/src/main.cpp"; echo x > "$WORK/repo/.git/HEAD"
+refused "--out . --force in a source tree" "not replaced: --force replaces only an empty directory or a tiersim run" \
+  "$WORK/repo" run "$PWD/cases/plummer.toml" --backend cpu --set nbody.count=16 --steps 1 -q --out "$WORK/repo/." --force
+(cd "$WORK/repo" && "$TIERSIM" run "$OLDPWD/cases/plummer.toml" --backend cpu --set nbody.count=16 --steps 1 -q --out . --force >/dev/null 2>&1)
+if [ ! -f "$WORK/repo/README.md" ] || [ ! -f "$WORK/repo/src/main.cpp" ]; then echo "FAIL: --out . --force (cwd) deleted the tree"; fail=1; fi
+# A home directory (HOME pointed at a scratch copy).
+mkdir -p "$WORK/home/Documents"; echo notes > "$WORK/home/Documents/notes.txt"; echo "alias ll='ls -l'" > "$WORK/home/.bashrc"
+refused "--out ~ --force" "which is not tiersim output" "$WORK/home" \
+  run cases/plummer.toml --backend cpu --set nbody.count=16 --steps 1 -q --out "$WORK/home" --force
+# A directory holding only a case file (tiersim's own name, but not a run).
+mkdir -p "$WORK/caseonly"; cp cases/plummer.toml "$WORK/caseonly/case.toml"
+refused "--force on a directory with only case.toml" "holds no snapshots.h5 written by tiersim" "$WORK/caseonly" \
+  run cases/plummer.toml --backend cpu --set nbody.count=16 --steps 1 -q --out "$WORK/caseonly" --force
+# A tiersim run with a file of the user's beside it.
+"$TIERSIM" run "${NB[@]}" --steps 5 --out "$WORK/run_plus" >/dev/null || { echo "FAIL: run_plus"; fail=1; }
+echo "keep me" > "$WORK/run_plus/analysis.py"
+refused "--force on a run with a user's file in it" "holds 'analysis.py'" "$WORK/run_plus" \
+  run "${NB[@]}" --steps 5 --out "$WORK/run_plus" --force
+# An snapshots.h5 that tiersim did not write.
+mkdir -p "$WORK/foreign_h5"
+$PY -c "import h5py, sys; h5py.File(sys.argv[1], 'w').create_group('h5md')" "$WORK/foreign_h5/snapshots.h5"
+refused "--force on someone else's snapshots.h5" "snapshots.h5 was not written by tiersim" "$WORK/foreign_h5" \
+  run "${NB[@]}" --steps 5 --out "$WORK/foreign_h5" --force
+# A tiersim run (rendered frames included) is replaced.
+"$TIERSIM" run "${NB[@]}" --steps 5 --out "$WORK/rerun" >/dev/null || { echo "FAIL: rerun"; fail=1; }
+mkdir -p "$WORK/rerun/frames"; touch "$WORK/rerun/frames/particles_00000.png"
+if ! "$TIERSIM" run "${NB[@]}" --steps 10 --out "$WORK/rerun" --force >/dev/null 2>"$WORK/rerun.err" ||
+   [ -e "$WORK/rerun/frames" ] || ! grep -q '"steps": 10' "$WORK/rerun/summary.json"; then
+  echo "FAIL: --force on a tiersim run: $(cat "$WORK/rerun.err")"; fail=1
+else
+  echo "ok: --force replaces a tiersim run"
+fi
+
+exit $fail
