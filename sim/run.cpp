@@ -323,7 +323,9 @@ RunResult run_case(const RunOptions& o) {
 
   std::int64_t step = restart ? ckpt.step : 0;
   double time = restart ? ckpt.time : 0.0;
-  std::int64_t last_snapshot = step;
+  // On a restart, the last snapshot the index kept: with run.checkpoint_every between snapshots
+  // the checkpoint's step has none.
+  std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
   // Host time spent writing output, kept out of seconds_per_step. (Each writer first waits for
   // the device, so what is left is the stepping itself, up to the last step's diagnostics.)
   double output_seconds = 0;
@@ -404,8 +406,11 @@ RunResult run_case(const RunOptions& o) {
       timed([&] { check_finite(*model, step, last_snapshot, ""); });
     }
     if (snap) snapshot();
-    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0)
+    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0) {
+      // Never a checkpoint with a NaN in it: it would replace the last good one.
+      if (!diag && !snap) timed([&] { check_finite(*model, step, last_snapshot, ""); });
       checkpoint();
+    }
     progress.update(step, time, cons, last);
     if (g_stop_signal != 0) break;
   }

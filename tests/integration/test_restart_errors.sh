@@ -76,4 +76,36 @@ else
   echo "ok: --force replaces a tiersim run"
 fi
 
+# ---- No NaN in a checkpoint ---------------------------------------------------------------------
+
+# step and "nan" if any array of DIR/checkpoint.h5 holds a non-finite value.
+ckpt_state() {
+  $PY - "$1/checkpoint.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    bad = any(not np.isfinite(f["state"][k][()]).all() for k in f["state"])
+    print(int(f.attrs["step"]), "nan" if bad else "finite")
+PYEOF
+}
+# NaN at step 13 with a checkpoint every 7 steps (snapshots and diagnostics every 5): stopped at
+# the checkpoint step 14, and the checkpoint of step 7 kept.
+out=$(TIERSIM_INJECT_NAN_AT_STEP=13 "$TIERSIM" run "${NB[@]}" --steps 30 --set run.checkpoint_every=7 --out "$WORK/nan7" 2>&1); rc=$?
+state=$(ckpt_state "$WORK/nan7")
+if [ $rc -eq 0 ] || [[ "$out" != *"step 14: non-finite values in velocity"* ]] || [[ "$out" != *"last good snapshot at step 10"* ]] ||
+   [ "$state" != "7 finite" ]; then
+  echo "FAIL: NaN before a checkpoint step: rc=$rc checkpoint=[$state] message: $out"; fail=1
+else
+  echo "ok: NaN caught before the checkpoint of step 14, checkpoint of step 7 kept: $out"
+fi
+# After a restart from a checkpoint between snapshots (step 14; snapshots 0, 5, 10 kept), a NaN
+# names the last snapshot in the index, not the checkpoint's step.
+TIERSIM_INJECT_NAN_AT_STEP=15 "$TIERSIM" run "${NB[@]}" --steps 20 --set run.checkpoint_every=7 --out "$WORK/nan14" >/dev/null 2>&1
+out=$(TIERSIM_INJECT_NAN_AT_STEP=14 "$TIERSIM" run --restart "$WORK/nan14" -q 2>&1); rc=$?
+if [ "$(ckpt_state "$WORK/nan14")" != "14 finite" ] || [ $rc -eq 0 ] || [[ "$out" != *"step 15: non-finite values"* ]] ||
+   [[ "$out" != *"last good snapshot at step 10"* ]]; then
+  echo "FAIL: last good snapshot after a restart: rc=$rc message: $out"; fail=1
+else
+  echo "ok: last good snapshot after a restart: $out"
+fi
+
 exit $fail
