@@ -135,15 +135,23 @@ std::string observables_text(const Observables& obs) {
   return s;
 }
 
-// Stops the run with one line naming the step, the array, the kernel that writes it and the
-// first bad index, when the state holds a NaN or infinity. Nothing of that step is written.
-void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapshot, const std::string& hint) {
+// Where the state holds a NaN or infinity: the first bad index of each array and the kernel
+// that writes it, else the diagnostics (`hint`) that are not finite; empty when all is finite.
+std::string non_finite_values(Model& model, const std::string& hint) {
   const auto bad = model.find_non_finite();
-  if (bad.empty() && hint.empty()) return;
+  if (bad.empty() && hint.empty()) return "";
   std::string where;
   for (const auto& b : bad)
     where += (where.empty() ? "" : ", ") + b.array + "[" + std::to_string(b.index) + "] (kernel " + b.kernel + ")";
   if (bad.empty()) where = "the diagnostics " + hint;
+  return where;
+}
+
+// Stops the run with one line naming the step, the array, the kernel that writes it and the
+// first bad index, when the state holds a NaN or infinity. Nothing of that step is written.
+void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapshot, const std::string& hint) {
+  const std::string where = non_finite_values(model, hint);
+  if (where.empty()) return;
   throw Error("step " + std::to_string(step) + ": non-finite values in " + where +
               "; run stopped, last good snapshot at step " + std::to_string(last_good_snapshot) +
               " (dt too large or an unstable setup?)");
@@ -266,7 +274,17 @@ RunResult run_case(const RunOptions& o) {
     if (ckpt.step > steps)
       throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
                   std::to_string(steps));
-    model->load_state(ckpt.state);
+    // A damaged checkpoint is refused here, before the run's files are touched, not steps later.
+    const std::string ckpt_path = (fs::path(o.restart_dir) / "checkpoint.h5").string();
+    try {
+      model->load_state(ckpt.state);
+    } catch (const Error& e) {
+      throw Error(ckpt_path + ": " + e.what() + "; not continuing from it (nothing was changed)");
+    }
+    const std::string bad = non_finite_values(*model, observables_text(model->observe()));
+    if (!bad.empty())
+      throw Error(ckpt_path + ": non-finite values in " + bad + " at step " + std::to_string(ckpt.step) +
+                  "; not continuing from it (nothing was changed)");
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;

@@ -154,16 +154,18 @@ class StencilModel final : public Model {
   }
 
   void load_state(const ModelState& st) override {
-    for (int f = 0; f < stencil_field_count(p_.equation); ++f) {
-      const auto& v = st.array("field" + std::to_string(f));
-      if (v.size() != std::size_t(p_.points()))
-        throw Error("restart: the checkpoint's grid has " + std::to_string(v.size()) + " points, the case " +
-                    std::to_string(p_.points()));
-      eng_->upload(f, v);
-    }
-    time_ = st.scalar("time");
-    q0_ = st.scalar("q0");
-    have_q0_ = st.scalar("has_q0") != 0;
+    const std::string grid =
+        "a " + std::to_string(p_.nx) + "x" + std::to_string(p_.ny) + "x" + std::to_string(p_.nz) + " grid";
+    const int nf = stencil_field_count(p_.equation);
+    std::vector<const std::vector<double>*> fields;
+    for (int f = 0; f < nf; ++f)
+      fields.push_back(&checked_state_array(st, "field" + std::to_string(f), std::size_t(p_.points()), grid));
+    const double time = checked_state_scalar(st, "time"), q0 = checked_state_scalar(st, "q0");
+    const bool have_q0 = checked_state_scalar(st, "has_q0") != 0;
+    for (int f = 0; f < nf; ++f) eng_->upload(f, *fields[std::size_t(f)]);
+    time_ = time;
+    q0_ = q0;
+    have_q0_ = have_q0;
   }
 
   std::vector<NonFinite> find_non_finite() override {

@@ -108,4 +108,40 @@ else
   echo "ok: last good snapshot after a restart: $out"
 fi
 
+# ---- A damaged checkpoint is refused before anything is touched ---------------------------------
+
+# edit <run dir> <python statements on f = checkpoint.h5 opened r+, np = numpy>
+edit_ckpt() {
+  $PY - "$1/checkpoint.h5" "$2" <<'PYEOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    exec(sys.argv[2])
+PYEOF
+}
+"$TIERSIM" run "${NB[@]}" --steps 10 --out "$WORK/nb" >/dev/null || { echo "FAIL: nbody run"; fail=1; }
+"$TIERSIM" run "${HEAT[@]}" --set grid.n=16 --steps 10 --out "$WORK/heat16" >/dev/null || { echo "FAIL: heat run"; fail=1; }
+"$TIERSIM" run cases/wave.toml --backend cpu --set grid.n=16 --set run.snapshot_every=5 -q --steps 10 --out "$WORK/wave" >/dev/null ||
+  { echo "FAIL: wave run"; fail=1; }
+damaged() {  # damaged <label> <expected> <run dir> <edit>
+  rm -rf "$WORK/damaged"; cp -a "$3" "$WORK/damaged"
+  edit_ckpt "$WORK/damaged" "$4"
+  refused "$1" "$2" "$WORK/damaged" run --restart "$WORK/damaged" --steps 20 -q
+}
+damaged "a 3-value velocity" "checkpoint.h5: array 'velocity' holds 3 values; the case needs 192" "$WORK/nb" \
+  'del f["state/velocity"]; f["state/velocity"] = np.zeros(3)'
+damaged "a short acceleration" "array 'acceleration' holds 189 values" "$WORK/nb" \
+  'a = f["state/acceleration"][:-3]; del f["state/acceleration"]; f["state/acceleration"] = a'
+damaged "no mass" "no array 'mass'" "$WORK/nb" 'del f["state/mass"]'
+damaged "a NaN mass" "mass[7] is not finite" "$WORK/nb" 'f["state/mass"][7] = np.nan'
+damaged "a NaN position" "checkpoint.h5: non-finite values in position[5]" "$WORK/nb" 'f["state/position"][16] = np.nan'
+damaged "an infinite velocity" "non-finite values in velocity[2]" "$WORK/nb" 'f["state/velocity"][6] = np.inf'
+damaged "a NaN initial energy" "value 'initial_energy' is nan" "$WORK/nb" 'f["state"].attrs["initial_energy"] = np.nan'
+damaged "no initial energy flag" "no value 'has_initial_energy'" "$WORK/nb" 'del f["state"].attrs["has_initial_energy"]'
+damaged "a short heat field" "array 'field0' holds 4095 values; the case needs 4096 (a 16x16x16 grid)" "$WORK/heat16" \
+  'a = f["state/field0"][:-1]; del f["state/field0"]; f["state/field0"] = a'
+damaged "a NaN heat field" "non-finite values in field0[100]" "$WORK/heat16" 'f["state/field0"][100] = np.nan'
+damaged "a NaN previous wave level" "non-finite values in field1[9]" "$WORK/wave" 'f["state/field1"][9] = np.nan'
+damaged "no wave field1" "no array 'field1'" "$WORK/wave" 'del f["state/field1"]'
+damaged "a NaN stencil clock" "value 'time' is nan" "$WORK/wave" 'f["state"].attrs["time"] = np.nan'
+
 exit $fail
