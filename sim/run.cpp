@@ -15,6 +15,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
+#include "io/xdmf.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -233,6 +234,78 @@ class CounterLog {
   std::vector<Row> rows_;
 };
 
+// Keys a restart may change: how far the run goes and how often it writes what. Any other change
+// would not continue the same run (time = step * dt against the checkpoint's clock, fp64 data
+// under /parameters that say fp32, ...).
+bool restart_may_change(const std::string& key) {
+  static const char* const kKeys[] = {"run.steps",           "run.snapshot_every", "run.diagnostics_every",
+                                      "run.checkpoint_every", "run.telemetry",      "run.telemetry_every"};
+  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
+}
+
+// A key's value as text, to compare two cases and to name the values in a message.
+std::string value_text(const Case& c, const KeySpec& k) {
+  switch (k.type) {
+    case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
+    case KeySpec::Type::Float: {  // the shortest text that reads back as the same double
+      const double v = c.get_float(k.key);
+      char b[32];
+      for (int digits = 6; digits <= 17; ++digits) {
+        std::snprintf(b, sizeof b, "%.*g", digits, v);
+        if (std::strtod(b, nullptr) == v) break;
+      }
+      return b;
+    }
+    case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
+    default: return "\"" + c.get_string(k.key) + "\"";
+  }
+}
+
+// The case a restart continues with: the checkpoint's own, with overrides only of the keys a
+// restart may change (an override that repeats the stored value is harmless and allowed).
+Case restart_case(const std::string& dir, const Checkpoint& ckpt, const std::vector<std::string>& overrides) {
+  const std::string source = (fs::path(dir) / "case.toml").string();
+  const Case stored = Case::parse(ckpt.case_toml, source);
+  Case c = Case::parse(ckpt.case_toml, source, overrides);
+  for (const KeySpec& k : case_schema())
+    if (!restart_may_change(k.key) && value_text(c, k) != value_text(stored, k))
+      throw Error("--restart " + dir + ": " + k.key + " cannot change when a run continues (" + value_text(stored, k) +
+                  " in its checkpoint, " + value_text(c, k) +
+                  " asked); a restart takes only run.steps (--steps), run.snapshot_every, run.diagnostics_every, "
+                  "run.checkpoint_every, run.telemetry and run.telemetry_every");
+  return c;
+}
+
+// The checkpoint must be of the run that snapshots.h5 indexes (its /parameters hold the case the
+// run started with): SnapshotFile::resume truncates that index and deletes step files, so a
+// checkpoint copied from another run (another grid, a wave checkpoint in an N-body run) would
+// destroy data or mix two runs. Model, precision and problem size are compared first (the likely
+// mix-ups, named as such), then every other key but those a restart may change. The step proves
+// nothing either way: a checkpoint lies ahead of the index's last snapshot when
+// run.checkpoint_every falls between snapshots, and behind it when the run was killed between a
+// snapshot and its checkpoint or checkpoints less often than it snapshots (resume drops the later
+// snapshots); only a step past run.steps is wrong, and that is checked with the case.
+void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInfo& info) {
+  const std::string ck = (fs::path(dir) / "checkpoint.h5").string(), h5 = (fs::path(dir) / "snapshots.h5").string();
+  auto mismatch = [&](const std::string& what, const std::string& in_ckpt, const std::string& in_h5) {
+    return Error(ck + ": not of the run in " + h5 + ": " + what + " " + in_ckpt + " in the checkpoint, " + in_h5 +
+                 " in its /parameters; nothing was changed");
+  };
+  if (ckpt.model != info.model) throw mismatch("model", ckpt.model, info.model);
+  const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, h5 + " /parameters");
+  static const char* const kFirst[] = {"run.model", "stencil.equation", "strategy.precision", "nbody.count",
+                                       "grid.n",    "grid.nx",          "grid.ny",            "grid.nz"};
+  std::vector<const KeySpec*> order;
+  for (const char* key : kFirst)
+    for (const KeySpec& k : case_schema())
+      if (k.key == key) order.push_back(&k);
+  for (const KeySpec& k : case_schema())
+    if (std::find(order.begin(), order.end(), &k) == order.end()) order.push_back(&k);
+  for (const KeySpec* k : order)
+    if (!restart_may_change(k->key) && value_text(mine, *k) != value_text(theirs, *k))
+      throw mismatch(k->key + " =", value_text(mine, *k), value_text(theirs, *k));
+}
+
 std::int64_t env_int(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoll(v) : fallback;
@@ -242,11 +315,17 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 
 RunResult run_case(const RunOptions& o) {
   // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
+  // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
+  // snapshots.h5, the overrides, the state the checkpoint holds.
   const bool restart = !o.restart_dir.empty();
+  if (restart && !o.out_dir.empty())
+    throw Error("--out cannot be used with --restart: the run continues in " + o.restart_dir);
   Checkpoint ckpt;
-  if (restart) ckpt = read_checkpoint(o.restart_dir);
-  Case c = restart ? Case::parse(ckpt.case_toml, (fs::path(o.restart_dir) / "case.toml").string(), o.overrides)
-                   : Case::load(o.case_path, o.overrides);
+  if (restart) {
+    ckpt = read_checkpoint(o.restart_dir);
+    check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
+  }
+  Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
   Strategy s = strategy_from_case(c);
   std::string why;
   s.backend = resolve_backend(s.backend, &why);
@@ -269,8 +348,6 @@ RunResult run_case(const RunOptions& o) {
   set_telemetry_step(0);  // what the model's set-up launches belongs to
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
   if (restart) {
-    if (ckpt.model != model->name())
-      throw Error(o.restart_dir + ": the checkpoint is of model " + ckpt.model + ", the case of " + model->name());
     if (ckpt.step > steps)
       throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
                   std::to_string(steps));
@@ -285,14 +362,22 @@ RunResult run_case(const RunOptions& o) {
     if (!bad.empty())
       throw Error(ckpt_path + ": non-finite values in " + bad + " at step " + std::to_string(ckpt.step) +
                   "; not continuing from it (nothing was changed)");
+    if (ckpt.step == steps) {
+      // Nothing is rewritten: summary.json still describes the run that got here.
+      if (!o.silent)
+        std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
+                    "%lld continues it\n",
+                    o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
+      RunResult done;
+      done.out_dir = o.restart_dir;
+      done.strategy = model->strategy_name();
+      done.steps = ckpt.step;
+      return done;
+    }
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
   if (!restart) prepare_out_dir(dir, o.force);
-  {
-    std::ofstream f(fs::path(dir) / "case.toml");
-    f << c.effective_toml();
-  }
 
   const bool gpu = s.backend == Backend::Cuda;
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};
@@ -316,6 +401,8 @@ RunResult run_case(const RunOptions& o) {
   } else {
     out = std::make_unique<SnapshotFile>(dir, info, snap_options);
   }
+  // Only now, the run validated and its index in place, and whole or not at all.
+  write_file_atomically((fs::path(dir) / "case.toml").string(), c.effective_toml());
 
   if (!o.quiet)
     std::fprintf(stderr, "tiersim: %s, %s, %s, %s%lld steps of dt=%g -> %s\n", model->name().c_str(),

@@ -144,4 +144,56 @@ damaged "a NaN previous wave level" "non-finite values in field1[9]" "$WORK/wave
 damaged "no wave field1" "no array 'field1'" "$WORK/wave" 'del f["state/field1"]'
 damaged "a NaN stencil clock" "value 'time' is nan" "$WORK/wave" 'f["state"].attrs["time"] = np.nan'
 
+# ---- A checkpoint of another run is refused before anything is touched --------------------------
+
+"$TIERSIM" run "${HEAT[@]}" --set grid.n=24 --steps 10 --out "$WORK/heat24" >/dev/null || { echo "FAIL: heat24 run"; fail=1; }
+"$TIERSIM" run "${NB[@]}" --steps 10 --precision fp64 --out "$WORK/nb64" >/dev/null || { echo "FAIL: fp64 run"; fail=1; }
+"$TIERSIM" run "${NB[@]}" --steps 10 --set nbody.count=32 --out "$WORK/nb32" >/dev/null || { echo "FAIL: 32-body run"; fail=1; }
+"$TIERSIM" run "${NB[@]}" --steps 10 --set run.dt=0.005 --out "$WORK/nbdt" >/dev/null || { echo "FAIL: dt run"; fail=1; }
+foreign() {  # foreign <label> <expected> <run dir> <checkpoint from>
+  rm -rf "$WORK/mixed"; cp -a "$3" "$WORK/mixed"; cp "$4/checkpoint.h5" "$WORK/mixed/checkpoint.h5"
+  refused "$1" "$2" "$WORK/mixed" run --restart "$WORK/mixed" --steps 20 -q
+}
+foreign "a 16^3 checkpoint in a 24^3 run" "checkpoint.h5: not of the run in $WORK/mixed/snapshots.h5: grid.n = 16 in the checkpoint, 24 in its /parameters" \
+  "$WORK/heat24" "$WORK/heat16"
+foreign "a wave checkpoint in an N-body run" "model stencil/wave in the checkpoint, nbody in its /parameters" "$WORK/nb" "$WORK/wave"
+foreign "an N-body checkpoint in a heat run" "model nbody in the checkpoint, stencil/heat in its /parameters" "$WORK/heat16" "$WORK/nb"
+foreign "an fp64 checkpoint in an fp32 run" 'strategy.precision = "fp64" in the checkpoint, "fp32" in its /parameters' "$WORK/nb" "$WORK/nb64"
+foreign "a 32-body checkpoint in a 64-body run" "nbody.count = 32 in the checkpoint, 64 in its /parameters" "$WORK/nb" "$WORK/nb32"
+foreign "a checkpoint of another dt" "run.dt = 0.005 in the checkpoint, 0.01 in its /parameters" "$WORK/nb" "$WORK/nbdt"
+
+# ---- A restart continues the same run: only its length and output cadences may change ----------
+
+cp -a "$WORK/nb" "$WORK/nb_keep"
+refused "--set run.dt on a restart" "run.dt cannot change when a run continues (0.01 in its checkpoint, 0.005 asked)" "$WORK/nb" \
+  run --restart "$WORK/nb" --steps 20 --set run.dt=0.005 -q
+refused "--precision on a restart" 'strategy.precision cannot change when a run continues ("fp32" in its checkpoint, "fp64" asked)' \
+  "$WORK/nb" run --restart "$WORK/nb" --steps 20 --precision fp64 -q
+refused "--set nbody.count on a restart" "nbody.count cannot change" "$WORK/nb" run --restart "$WORK/nb" --set nbody.count=128 -q
+refused "--layout on a restart" "strategy.layout cannot change" "$WORK/nb" run --restart "$WORK/nb" --steps 20 --layout aos -q
+refused "--set run.seed on a restart" "run.seed cannot change" "$WORK/nb" run --restart "$WORK/nb" --steps 20 --set run.seed=7 -q
+refused "--out with --restart" "--out cannot be used with --restart" "$WORK/nb" run --restart "$WORK/nb" --steps 20 --out "$WORK/elsewhere" -q
+[ -e "$WORK/elsewhere" ] && { echo "FAIL: --out with --restart created $WORK/elsewhere"; fail=1; }
+refused "--steps below the checkpoint" "the checkpoint is at step 10, past run.steps = 5" "$WORK/nb" run --restart "$WORK/nb" --steps 5 -q
+# A run missing its step files fails in the index, and case.toml is not rewritten before that.
+rm -rf "$WORK/nostep"; cp -a "$WORK/nb" "$WORK/nostep"; rm -rf "$WORK/nostep/snapshots.d"
+refused "a run without snapshots.d/" "no snapshots.d/" "$WORK/nostep" run --restart "$WORK/nostep" --steps 20 -q
+# A finished run without more steps: nothing to do, exit 0, nothing rewritten (summary.json kept).
+before=$(dir_hash "$WORK/nb")
+out=$("$TIERSIM" run --restart "$WORK/nb" -q 2>&1); rc=$?
+if [ $rc -ne 0 ] || [[ "$out" != *"nothing to do: the run is complete at step 10"* ]] || [ "$before" != "$(dir_hash "$WORK/nb")" ]; then
+  echo "FAIL: restart of a finished run: rc=$rc unchanged=$([ "$before" = "$(dir_hash "$WORK/nb")" ] && echo yes || echo no) out: $out"; fail=1
+else
+  echo "ok: restart of a finished run: $out"
+fi
+# What a restart may change: its length, cadences and telemetry; repeating a stored value is fine.
+if ! "$TIERSIM" run --restart "$WORK/nb" --steps 20 --set run.snapshot_every=2 --set run.diagnostics_every=2 \
+     --set run.checkpoint_every=4 --set run.telemetry_every=2 --precision fp32 --backend cpu -q >/dev/null 2>"$WORK/allowed.err" ||
+   ! grep -q '^steps = 20$' "$WORK/nb/case.toml" || ! grep -q '^snapshot_every = 2$' "$WORK/nb/case.toml" ||
+   [ -e "$WORK/nb/case.toml.tmp" ] || [ "$($PY tests/integration/check_output_readable.py "$WORK/nb")" != "0 5 10 12 14 16 18 20" ]; then
+  echo "FAIL: allowed restart overrides: $(cat "$WORK/allowed.err") snapshots: $($PY tests/integration/check_output_readable.py "$WORK/nb" 2>&1)"; fail=1
+else
+  echo "ok: a restart takes --steps, the output cadences and unchanged values"
+fi
+
 exit $fail
