@@ -243,19 +243,21 @@ bool restart_may_change(const std::string& key) {
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
 }
 
+// The shortest text that reads back as the same double.
+std::string shortest_text(double v) {
+  char b[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    if (std::strtod(b, nullptr) == v) break;
+  }
+  return b;
+}
+
 // A key's value as text, to compare two cases and to name the values in a message.
 std::string value_text(const Case& c, const KeySpec& k) {
   switch (k.type) {
     case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
-    case KeySpec::Type::Float: {  // the shortest text that reads back as the same double
-      const double v = c.get_float(k.key);
-      char b[32];
-      for (int digits = 6; digits <= 17; ++digits) {
-        std::snprintf(b, sizeof b, "%.*g", digits, v);
-        if (std::strtod(b, nullptr) == v) break;
-      }
-      return b;
-    }
+    case KeySpec::Type::Float: return shortest_text(c.get_float(k.key));
     case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
     default: return "\"" + c.get_string(k.key) + "\"";
   }
@@ -318,6 +320,7 @@ RunResult run_case(const RunOptions& o) {
   // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
   // snapshots.h5, the overrides, the state the checkpoint holds.
   const bool restart = !o.restart_dir.empty();
+  const std::string ckpt_path = restart ? (fs::path(o.restart_dir) / "checkpoint.h5").string() : "";
   if (restart && !o.out_dir.empty())
     throw Error("--out cannot be used with --restart: the run continues in " + o.restart_dir);
   Checkpoint ckpt;
@@ -338,6 +341,10 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
+  // time = step * dt up to the last step must be a number (run.dt = 1e308 over 100 steps is not).
+  if (!std::isfinite(dt * double(steps)))
+    throw Error("run.dt = " + shortest_text(dt) + " over run.steps = " + std::to_string(steps) +
+                " steps: the simulated time overflows");
   set_kernel_timing(c.get_bool("run.telemetry"));
   set_kernel_timing_every(c.get_int("run.telemetry_every"));
 
@@ -352,28 +359,35 @@ RunResult run_case(const RunOptions& o) {
       throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
                   std::to_string(steps));
     // A damaged checkpoint is refused here, before the run's files are touched, not steps later.
-    const std::string ckpt_path = (fs::path(o.restart_dir) / "checkpoint.h5").string();
     try {
       model->load_state(ckpt.state);
     } catch (const Error& e) {
       throw Error(ckpt_path + ": " + e.what() + "; not continuing from it (nothing was changed)");
     }
-    const std::string bad = non_finite_values(*model, observables_text(model->observe()));
-    if (!bad.empty())
+  }
+  // The state the run starts from is checked before anything is written: physically absurd
+  // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
+  // a NaN in it is refused rather than continued until the next diagnostics.
+  Observables obs = model->observe();
+  std::pair<std::string, double> cons = model->conservation(obs);
+  if (const std::string bad = non_finite_values(*model, observables_text(obs)); !bad.empty()) {
+    if (restart)
       throw Error(ckpt_path + ": non-finite values in " + bad + " at step " + std::to_string(ckpt.step) +
                   "; not continuing from it (nothing was changed)");
-    if (ckpt.step == steps) {
-      // Nothing is rewritten: summary.json still describes the run that got here.
-      if (!o.silent)
-        std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
-                    "%lld continues it\n",
-                    o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
-      RunResult done;
-      done.out_dir = o.restart_dir;
-      done.strategy = model->strategy_name();
-      done.steps = ckpt.step;
-      return done;
-    }
+    throw Error("step 0: non-finite values in " + bad + " in the initial state; nothing was written (values beyond " +
+                name(s.precision) + "'s range?)");
+  }
+  if (restart && ckpt.step == steps) {
+    // Nothing is rewritten: summary.json still describes the run that got here.
+    if (!o.silent)
+      std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
+                  "%lld continues it\n",
+                  o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
+    RunResult done;
+    done.out_dir = o.restart_dir;
+    done.strategy = model->strategy_name();
+    done.steps = ckpt.step;
+    return done;
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
@@ -469,10 +483,7 @@ RunResult run_case(const RunOptions& o) {
 
   Progress progress(o.quiet, steps);
   const auto wall0 = std::chrono::steady_clock::now();
-  Observables obs = model->observe();
-  std::pair<std::string, double> cons = model->conservation(obs);
   if (!restart) {
-    check_finite(*model, 0, 0, observables_text(obs));
     out->write_observables(0, 0.0, obs);
     snapshot();
     checkpoint();

@@ -196,4 +196,24 @@ else
   echo "ok: a restart takes --steps, the output cadences and unchanged values"
 fi
 
+# ---- Physically absurd values: refused at step 0, before the output directory exists -----------
+
+absurd() {  # absurd <label> <expected> <tiersim run args...>
+  local label=$1 expected=$2; shift 2
+  local out rc
+  rm -rf "$WORK/absurd"
+  out=$("$TIERSIM" run "$@" --out "$WORK/absurd" 2>&1 >/dev/null); rc=$?
+  if [ $rc -eq 0 ] || [[ "$out" != *"$expected"* ]] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [ -e "$WORK/absurd" ]; then
+    echo "FAIL: $label: rc=$rc out-dir-exists=$([ -e "$WORK/absurd" ] && echo yes || echo no) got: $out"; fail=1
+  else
+    echo "ok: $label: $out"
+  fi
+}
+absurd "nbody.total_mass = 1e300" "step 0: non-finite values in velocity[0]" "${NB[@]}" --steps 3 --set nbody.total_mass=1e300
+absurd "nbody.G = 1e308" "in the initial state; nothing was written" "${NB[@]}" --steps 3 --set nbody.G=1e308
+absurd "nbody.radius = 1e-300" "in the initial state; nothing was written" "${NB[@]}" --steps 3 --set nbody.radius=1e-300
+absurd "fp64 nbody.total_mass = 1e300" "non-finite values in the diagnostics" "${NB[@]}" --steps 3 --precision fp64 --set nbody.total_mass=1e300
+absurd "run.dt = 1e308" "run.dt = 1e+308 over run.steps = 3 steps: the simulated time overflows" "${NB[@]}" --steps 3 --set run.dt=1e308
+absurd "heat.amplitude = 1e39 in fp32" "step 0: non-finite values in field0[" "${HEAT[@]}" --set grid.n=16 --steps 3 --set heat.amplitude=1e39
+
 exit $fail

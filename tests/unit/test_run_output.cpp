@@ -218,4 +218,24 @@ TEST(RunOutput, BadCaseWritesNothing) {
   fs::remove_all(base);
 }
 
+// A case that overflows at step 0 (valid keys, absurd values) is refused before the output
+// directory exists, like a bad case file.
+TEST(RunOutput, NonFiniteInitialStateWritesNothing) {
+  const std::string base = temp_dir("absurd");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = base + "/out";
+  o.quiet = true;
+  o.overrides = {"nbody.count=32", "nbody.total_mass=1e300"};
+  try {
+    run_case(o);
+    ADD_FAILURE() << "a non-finite initial state must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("step 0: non-finite values in"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(o.out_dir));
+  fs::remove_all(base);
+}
+
 }  // namespace
