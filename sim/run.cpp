@@ -32,10 +32,12 @@ namespace {
 std::atomic<int> g_stop_signal{0};
 extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
-// One updating line on a terminal; a plain line every few seconds otherwise.
+// One updating line on a terminal; a plain line every few seconds otherwise. The rate counts the
+// steps taken since `first` (a restart's checkpoint step), not the ones it started from.
 class Progress {
  public:
-  Progress(bool quiet, std::int64_t total) : quiet_(quiet), tty_(isatty(STDERR_FILENO)), total_(total) {}
+  Progress(bool quiet, std::int64_t first, std::int64_t total)
+      : quiet_(quiet), tty_(isatty(STDERR_FILENO)), first_(first), total_(total) {}
   void update(std::int64_t step, double time, const std::pair<std::string, double>& cons, bool force = false) {
     if (quiet_) return;
     const auto now = clock::now();
@@ -43,7 +45,7 @@ class Progress {
     if (!force && since < (tty_ ? 0.1 : 5.0)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? step / elapsed : 0;
+    const double rate = elapsed > 0 ? double(step - first_) / elapsed : 0;
     const double eta = rate > 0 ? (total_ - step) / rate : 0;
     std::fprintf(stderr, "%sstep %lld/%lld  t=%.5g  %.3g steps/s  %s=%+.3e  ETA %.0fs%s", tty_ ? "\r" : "",
                  static_cast<long long>(step), static_cast<long long>(total_), time, rate, cons.first.c_str(),
@@ -57,7 +59,7 @@ class Progress {
  private:
   using clock = std::chrono::steady_clock;
   bool quiet_, tty_;
-  std::int64_t total_;
+  std::int64_t first_, total_;
   clock::time_point start_ = clock::now(), last_{};
 };
 
@@ -481,7 +483,7 @@ RunResult run_case(const RunOptions& o) {
   if (restart) model->take_records();
   else telemetry.add(0, model->take_records());
 
-  Progress progress(o.quiet, steps);
+  Progress progress(o.quiet, step, steps);
   const auto wall0 = std::chrono::steady_clock::now();
   if (!restart) {
     out->write_observables(0, 0.0, obs);
@@ -560,9 +562,12 @@ RunResult run_case(const RunOptions& o) {
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
     if (counter_log) std::printf("%s(every profiled step in counters.csv)\n", counter_log->table().c_str());
-    std::printf("%s %lld steps in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
-                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step), wall, 1e3 * per_step,
-                cons.first.c_str(), cons.second);
+    // The steps this process took (a restart names the steps it continued from).
+    const std::string from =
+        restart ? " (" + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
+    std::printf("%s %lld steps%s in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
+                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
+                wall, 1e3 * per_step, cons.first.c_str(), cons.second);
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
   RunResult result;

@@ -216,4 +216,19 @@ absurd "fp64 nbody.total_mass = 1e300" "non-finite values in the diagnostics" "$
 absurd "run.dt = 1e308" "run.dt = 1e+308 over run.steps = 3 steps: the simulated time overflows" "${NB[@]}" --steps 3 --set run.dt=1e308
 absurd "heat.amplitude = 1e39 in fp32" "step 0: non-finite values in field0[" "${HEAT[@]}" --set grid.n=16 --steps 3 --set heat.amplitude=1e39
 
+# ---- After a restart, steps/s and the closing line count the steps this process took -----------
+
+"$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=16 --steps 5000 --set run.snapshot_every=0 \
+  --set run.diagnostics_every=5000 --set run.telemetry_every=1000 -q --out "$WORK/long" >/dev/null || { echo "FAIL: long run"; fail=1; }
+out=$("$TIERSIM" run --restart "$WORK/long" --steps 5300 2>&1)
+rate=$(printf '%s\n' "$out" | sed -n 's|^step 5300/5300 .*  \([0-9.e+-]*\) steps/s .*|\1|p')
+per_step=$(printf '%s\n' "$out" | sed -n 's|^finished 300 steps (5000 to 5300) in .* s wall (\([0-9.e+-]*\) ms per step without output).*|\1|p')
+# The progress line's rate cannot exceed one step per measured step time (the output's time
+# only lowers it); counting from step 0 made it 5300/300 times too high.
+if [ -z "$rate" ] || [ -z "$per_step" ] || ! awk -v r="$rate" -v p="$per_step" 'BEGIN { exit !(r * p / 1000 <= 1.1) }'; then
+  echo "FAIL: progress after a restart: rate=$rate steps/s, $per_step ms per step; output:"; printf '%s\n' "$out" | grep -v '^ '; fail=1
+else
+  echo "ok: progress after a restart: $rate steps/s at $per_step ms per step, 300 steps (5000 to 5300)"
+fi
+
 exit $fail
