@@ -139,8 +139,8 @@ damaged "a NaN initial energy" "value 'initial_energy' is nan" "$WORK/nb" 'f["st
 damaged "no initial energy flag" "no value 'has_initial_energy'" "$WORK/nb" 'del f["state"].attrs["has_initial_energy"]'
 damaged "a short heat field" "array 'field0' holds 4095 values; the case needs 4096 (a 16x16x16 grid)" "$WORK/heat16" \
   'a = f["state/field0"][:-1]; del f["state/field0"]; f["state/field0"] = a'
-damaged "a NaN heat field" "non-finite values in field0[100]" "$WORK/heat16" 'f["state/field0"][100] = np.nan'
-damaged "a NaN previous wave level" "non-finite values in field1[9]" "$WORK/wave" 'f["state/field1"][9] = np.nan'
+damaged "a NaN heat field" "non-finite values in u[100] (kernel stencil_heat_cpu)" "$WORK/heat16" 'f["state/field0"][100] = np.nan'
+damaged "a NaN previous wave level" "non-finite values in u_prev[9] (kernel stencil_wave_cpu)" "$WORK/wave" 'f["state/field1"][9] = np.nan'
 damaged "no wave field1" "no array 'field1'" "$WORK/wave" 'del f["state/field1"]'
 damaged "a NaN stencil clock" "value 'time' is nan" "$WORK/wave" 'f["state"].attrs["time"] = np.nan'
 
@@ -214,7 +214,7 @@ absurd "nbody.G = 1e308" "in the initial state; nothing was written" "${NB[@]}" 
 absurd "nbody.radius = 1e-300" "in the initial state; nothing was written" "${NB[@]}" --steps 3 --set nbody.radius=1e-300
 absurd "fp64 nbody.total_mass = 1e300" "non-finite values in the diagnostics" "${NB[@]}" --steps 3 --precision fp64 --set nbody.total_mass=1e300
 absurd "run.dt = 1e308" "run.dt = 1e+308 over run.steps = 3 steps: the simulated time overflows" "${NB[@]}" --steps 3 --set run.dt=1e308
-absurd "heat.amplitude = 1e39 in fp32" "step 0: non-finite values in field0[" "${HEAT[@]}" --set grid.n=16 --steps 3 --set heat.amplitude=1e39
+absurd "heat.amplitude = 1e39 in fp32" "step 0: non-finite values in u[" "${HEAT[@]}" --set grid.n=16 --steps 3 --set heat.amplitude=1e39
 
 # ---- After a restart, steps/s and the closing line count the steps this process took -----------
 

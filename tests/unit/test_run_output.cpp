@@ -238,4 +238,48 @@ TEST(RunOutput, NonFiniteInitialStateWritesNothing) {
   fs::remove_all(base);
 }
 
+// A NaN in a stencil field is reported under the field's name in the snapshots and the update
+// kernel's telemetry name (CPU: stencil_<equation>_cpu), not "field0" and "stencil update".
+TEST(RunOutput, StencilNanNamesTheFieldAndTheUpdateKernel) {
+  const std::string base = temp_dir("stencil_nan");
+  const std::string case_path = write_case(base, R"([run]
+model = "stencil"
+steps = 20
+dt = 1e-4
+snapshot_every = 5
+diagnostics_every = 5
+[strategy]
+backend = "cpu"
+[grid]
+n = 12
+)");
+  struct Expect {
+    const char* equation;
+    const char* message;
+  };
+  for (const Expect& e : {Expect{"heat", "step 15: non-finite values in u["},
+                          Expect{"wave", "step 15: non-finite values in u["},
+                          Expect{"gray-scott", "step 15: non-finite values in U["}}) {
+    RunOptions o;
+    o.case_path = case_path;
+    o.out_dir = base + "/out_" + e.equation;
+    o.quiet = true;
+    o.overrides = {std::string("stencil.equation=\"") + e.equation + "\""};
+    const std::string eq = std::string(e.equation) == "gray-scott" ? "gray_scott" : e.equation;
+    const std::string kernel = "(kernel stencil_" + eq + "_cpu)";
+    setenv("TIERSIM_INJECT_NAN_AT_STEP", "13", 1);
+    try {
+      run_case(o);
+      ADD_FAILURE() << e.equation << ": the NaN must stop the run";
+    } catch (const Error& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find(e.message), std::string::npos) << what;
+      EXPECT_NE(what.find(kernel), std::string::npos) << what;
+      EXPECT_EQ(what.find("field0"), std::string::npos) << what;
+    }
+    unsetenv("TIERSIM_INJECT_NAN_AT_STEP");
+  }
+  fs::remove_all(base);
+}
+
 }  // namespace
