@@ -1068,6 +1068,13 @@ std::int64_t SnapshotFile::last_particle_step() const {
   return impl_->particle_rows.empty() ? -1 : impl_->particle_rows.back().step;
 }
 
+std::int64_t SnapshotFile::last_snapshot_step() const {
+  std::int64_t last = last_particle_step();
+  for (const auto& f : impl_->fields)
+    if (!f.rows.empty()) last = std::max(last, f.rows.back().first);
+  return last;
+}
+
 const std::string& SnapshotFile::h5_path() const { return impl_->h5_path; }
 const std::string& SnapshotFile::xmf_path() const { return impl_->xmf_path; }
 

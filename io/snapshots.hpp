@@ -98,6 +98,8 @@ class SnapshotFile {
 
   // Step of the last particle snapshot written or kept (-1 if none).
   std::int64_t last_particle_step() const;
+  // Step of the last snapshot of any kind (particles or fields) written or kept (-1 if none).
+  std::int64_t last_snapshot_step() const;
 
   const std::string& h5_path() const;
   const std::string& xmf_path() const;

@@ -1,5 +1,8 @@
 #include "sim/model.hpp"
 
+#include <cmath>
+#include <cstdio>
+
 #include "io/checkpoint.hpp"
 
 namespace tiersim {
@@ -7,5 +10,31 @@ namespace tiersim {
 ModelState Model::save_state() { throw Error(name() + ": checkpoints are not supported for this model"); }
 void Model::load_state(const ModelState&) { throw Error(name() + ": restarts are not supported for this model"); }
 void Model::inject_nan(std::int64_t) { throw Error(name() + ": NaN injection is not supported for this model"); }
+
+
+const std::vector<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
+                                               const std::string& what) {
+  for (const auto& [k, v] : s.arrays)
+    if (k == name) {
+      if (v.size() != expected)
+        throw Error("array '" + name + "' holds " + std::to_string(v.size()) + " values; the case needs " +
+                    std::to_string(expected) + " (" + what + ")");
+      return v;
+    }
+  throw Error("no array '" + name + "' (the case needs " + std::to_string(expected) + " values: " + what + ")");
+}
+
+double checked_state_scalar(const ModelState& s, const std::string& name) {
+  for (const auto& [k, v] : s.scalars)
+    if (k == name) {
+      if (!std::isfinite(v)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", v);
+        throw Error("value '" + name + "' is " + text);
+      }
+      return v;
+    }
+  throw Error("no value '" + name + "'");
+}
 
 }  // namespace tiersim

@@ -57,6 +57,14 @@ class Model {
   virtual void inject_nan(std::int64_t index);
 };
 
+// For load_state: the array or value `name` of a checkpoint's state, refused with one line
+// (Error naming it and the sizes) when missing, of another length than `expected` (`what`: why,
+// e.g. "3 per body, 64 bodies"), or, for a value, not finite: a damaged or foreign checkpoint must
+// not be read past an array's end.
+const std::vector<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
+                                               const std::string& what);
+double checked_state_scalar(const ModelState& s, const std::string& name);
+
 // Factories: each validates the model's own keys (ranges that depend on each other, stability
 // limits, memory needed) and throws Error with one line before anything is written.
 std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s);

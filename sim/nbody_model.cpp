@@ -122,22 +122,30 @@ class NbodyModel final : public Model {
   }
 
   void load_state(const ModelState& s) override {
-    const auto& pos = s.array("position");
-    if (pos.size() != 3 * std::size_t(n_))
-      throw Error("restart: the checkpoint holds " + std::to_string(pos.size() / 3) + " bodies, the case " +
-                  std::to_string(n_));
+    const std::size_t n = std::size_t(n_);
+    const std::string vec = "3 per body, " + std::to_string(n_) + " bodies", one = std::to_string(n_) + " bodies";
+    const auto& pos = checked_state_array(s, "position", 3 * n, vec);
+    const auto& vel = checked_state_array(s, "velocity", 3 * n, vec);
+    const auto& acc = checked_state_array(s, "acceleration", 3 * n, vec);
+    const auto& mass = checked_state_array(s, "mass", n, one);
+    // Positions, velocities and accelerations are checked by find_non_finite; masses are not
+    // written by any kernel, so here.
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(mass[i])) throw Error("array 'mass': mass[" + std::to_string(i) + "] is not finite");
+    const double e0 = checked_state_scalar(s, "initial_energy");
+    const bool have_e0 = checked_state_scalar(s, "has_initial_energy") != 0;
     Bodies b;
     b.resize(n_);
     auto unflat = [&](const std::vector<double>& v, std::vector<Vec3<double>>& out) {
-      for (int i = 0; i < n_; ++i) out[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+      for (std::size_t i = 0; i < n; ++i) out[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
     };
     unflat(pos, b.pos);
-    unflat(s.array("velocity"), b.vel);
-    unflat(s.array("acceleration"), b.acc);
-    b.mass = s.array("mass");
+    unflat(vel, b.vel);
+    unflat(acc, b.acc);
+    b.mass = mass;
     engine_->upload(b);  // acceleration included: the next kick uses it, no force evaluation
-    e0_ = s.scalar("initial_energy");
-    have_e0_ = s.scalar("has_initial_energy") != 0;
+    e0_ = e0;
+    have_e0_ = have_e0;
   }
 
   std::vector<NonFinite> find_non_finite() override {

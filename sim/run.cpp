@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
+#include "io/xdmf.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -30,10 +32,12 @@ namespace {
 std::atomic<int> g_stop_signal{0};
 extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
-// One updating line on a terminal; a plain line every few seconds otherwise.
+// One updating line on a terminal; a plain line every few seconds otherwise. The rate counts the
+// steps taken since `first` (a restart's checkpoint step), not the ones it started from.
 class Progress {
  public:
-  Progress(bool quiet, std::int64_t total) : quiet_(quiet), tty_(isatty(STDERR_FILENO)), total_(total) {}
+  Progress(bool quiet, std::int64_t first, std::int64_t total)
+      : quiet_(quiet), tty_(isatty(STDERR_FILENO)), first_(first), total_(total) {}
   void update(std::int64_t step, double time, const std::pair<std::string, double>& cons, bool force = false) {
     if (quiet_) return;
     const auto now = clock::now();
@@ -41,7 +45,7 @@ class Progress {
     if (!force && since < (tty_ ? 0.1 : 5.0)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? step / elapsed : 0;
+    const double rate = elapsed > 0 ? double(step - first_) / elapsed : 0;
     const double eta = rate > 0 ? (total_ - step) / rate : 0;
     std::fprintf(stderr, "%sstep %lld/%lld  t=%.5g  %.3g steps/s  %s=%+.3e  ETA %.0fs%s", tty_ ? "\r" : "",
                  static_cast<long long>(step), static_cast<long long>(total_), time, rate, cons.first.c_str(),
@@ -55,12 +59,47 @@ class Progress {
  private:
   using clock = std::chrono::steady_clock;
   bool quiet_, tty_;
-  std::int64_t total_;
+  std::int64_t first_, total_;
   clock::time_point start_ = clock::now(), last_{};
 };
 
 std::string default_out_dir(const std::string& case_path) {
   return (fs::path("out") / fs::path(case_path).stem()).string();
+}
+
+// What `tiersim run` writes into its output directory, and what tiersim's scripts add there
+// (scripts/render: frames/, scripts/plot telemetry: *.png), each also as a killed write's .tmp.
+bool is_tiersim_output(std::string name) {
+  static const char* const kNames[] = {"snapshots.h5",  "snapshots.xmf", "snapshots.d", "checkpoint.h5",
+                                       "case.toml",     "telemetry.csv", "summary.json", "counters.csv",
+                                       "particles.pvd", "fields.pvd",    "vtk",          ".tiersim-write-test",
+                                       "frames",        "bandwidth.png", "roofline.png"};
+  if (name.ends_with(".tmp")) name.resize(name.size() - 4);
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+// Why --force may not replace the non-empty directory `dir` (empty: it may). Only a tiersim run
+// holding nothing else is replaced: its snapshots.h5 names tiersim as its H5MD creator (or, for a
+// run killed before its first index, it has snapshots.d/), and every entry is a name tiersim
+// writes. So `--out . --force` in a source tree, or `--out ~ --force`, deletes nothing.
+std::string why_not_replaceable(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_tiersim_output(name)) return "it holds '" + name + "', which is not tiersim output";
+  }
+  if (ec) return "cannot list it: " + ec.message();
+  const fs::path h5 = dir / "snapshots.h5";
+  if (fs::exists(h5, ec)) {
+    try {
+      read_run_info(h5.string());  // throws unless /h5md/creator is tiersim
+    } catch (const Error&) {
+      return "its snapshots.h5 was not written by tiersim";
+    }
+    return "";
+  }
+  if (fs::is_directory(dir / "snapshots.d", ec)) return "";
+  return "it holds no snapshots.h5 written by tiersim";
 }
 
 void prepare_out_dir(const std::string& dir, bool force) {
@@ -69,8 +108,16 @@ void prepare_out_dir(const std::string& dir, bool force) {
     if (!fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
     if (!fs::is_empty(dir, ec)) {
       if (!force) throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
-      fs::remove_all(dir, ec);
-      if (ec) throw Error(dir + ": cannot remove the old output: " + ec.message());
+      const std::string why = why_not_replaceable(dir);
+      if (!why.empty())
+        throw Error(dir + ": not replaced: --force replaces only an empty directory or a tiersim run, and " + why);
+      // Entry by entry: the directory itself stays (it may be the working directory).
+      std::vector<fs::path> entries;
+      for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
+      for (const auto& e : entries) {
+        fs::remove_all(e, ec);
+        if (ec) throw Error(e.string() + ": cannot remove the old output: " + ec.message());
+      }
     }
   }
   fs::create_directories(dir, ec);
@@ -91,15 +138,23 @@ std::string observables_text(const Observables& obs) {
   return s;
 }
 
-// Stops the run with one line naming the step, the array, the kernel that writes it and the
-// first bad index, when the state holds a NaN or infinity. Nothing of that step is written.
-void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapshot, const std::string& hint) {
+// Where the state holds a NaN or infinity: the first bad index of each array and the kernel
+// that writes it, else the diagnostics (`hint`) that are not finite; empty when all is finite.
+std::string non_finite_values(Model& model, const std::string& hint) {
   const auto bad = model.find_non_finite();
-  if (bad.empty() && hint.empty()) return;
+  if (bad.empty() && hint.empty()) return "";
   std::string where;
   for (const auto& b : bad)
     where += (where.empty() ? "" : ", ") + b.array + "[" + std::to_string(b.index) + "] (kernel " + b.kernel + ")";
   if (bad.empty()) where = "the diagnostics " + hint;
+  return where;
+}
+
+// Stops the run with one line naming the step, the array, the kernel that writes it and the
+// first bad index, when the state holds a NaN or infinity. Nothing of that step is written.
+void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapshot, const std::string& hint) {
+  const std::string where = non_finite_values(model, hint);
+  if (where.empty()) return;
   throw Error("step " + std::to_string(step) + ": non-finite values in " + where +
               "; run stopped, last good snapshot at step " + std::to_string(last_good_snapshot) +
               " (dt too large or an unstable setup?)");
@@ -181,6 +236,80 @@ class CounterLog {
   std::vector<Row> rows_;
 };
 
+// Keys a restart may change: how far the run goes and how often it writes what. Any other change
+// would not continue the same run (time = step * dt against the checkpoint's clock, fp64 data
+// under /parameters that say fp32, ...).
+bool restart_may_change(const std::string& key) {
+  static const char* const kKeys[] = {"run.steps",           "run.snapshot_every", "run.diagnostics_every",
+                                      "run.checkpoint_every", "run.telemetry",      "run.telemetry_every"};
+  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
+}
+
+// The shortest text that reads back as the same double.
+std::string shortest_text(double v) {
+  char b[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    if (std::strtod(b, nullptr) == v) break;
+  }
+  return b;
+}
+
+// A key's value as text, to compare two cases and to name the values in a message.
+std::string value_text(const Case& c, const KeySpec& k) {
+  switch (k.type) {
+    case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
+    case KeySpec::Type::Float: return shortest_text(c.get_float(k.key));
+    case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
+    default: return "\"" + c.get_string(k.key) + "\"";
+  }
+}
+
+// The case a restart continues with: the checkpoint's own, with overrides only of the keys a
+// restart may change (an override that repeats the stored value is harmless and allowed).
+Case restart_case(const std::string& dir, const Checkpoint& ckpt, const std::vector<std::string>& overrides) {
+  const std::string source = (fs::path(dir) / "case.toml").string();
+  const Case stored = Case::parse(ckpt.case_toml, source);
+  Case c = Case::parse(ckpt.case_toml, source, overrides);
+  for (const KeySpec& k : case_schema())
+    if (!restart_may_change(k.key) && value_text(c, k) != value_text(stored, k))
+      throw Error("--restart " + dir + ": " + k.key + " cannot change when a run continues (" + value_text(stored, k) +
+                  " in its checkpoint, " + value_text(c, k) +
+                  " asked); a restart takes only run.steps (--steps), run.snapshot_every, run.diagnostics_every, "
+                  "run.checkpoint_every, run.telemetry and run.telemetry_every");
+  return c;
+}
+
+// The checkpoint must be of the run that snapshots.h5 indexes (its /parameters hold the case the
+// run started with): SnapshotFile::resume truncates that index and deletes step files, so a
+// checkpoint copied from another run (another grid, a wave checkpoint in an N-body run) would
+// destroy data or mix two runs. Model, precision and problem size are compared first (the likely
+// mix-ups, named as such), then every other key but those a restart may change. The step proves
+// nothing either way: a checkpoint lies ahead of the index's last snapshot when
+// run.checkpoint_every falls between snapshots, and behind it when the run was killed between a
+// snapshot and its checkpoint or checkpoints less often than it snapshots (resume drops the later
+// snapshots); only a step past run.steps is wrong, and that is checked with the case.
+void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInfo& info) {
+  const std::string ck = (fs::path(dir) / "checkpoint.h5").string(), h5 = (fs::path(dir) / "snapshots.h5").string();
+  auto mismatch = [&](const std::string& what, const std::string& in_ckpt, const std::string& in_h5) {
+    return Error(ck + ": not of the run in " + h5 + ": " + what + " " + in_ckpt + " in the checkpoint, " + in_h5 +
+                 " in its /parameters; nothing was changed");
+  };
+  if (ckpt.model != info.model) throw mismatch("model", ckpt.model, info.model);
+  const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, h5 + " /parameters");
+  static const char* const kFirst[] = {"run.model", "stencil.equation", "strategy.precision", "nbody.count",
+                                       "grid.n",    "grid.nx",          "grid.ny",            "grid.nz"};
+  std::vector<const KeySpec*> order;
+  for (const char* key : kFirst)
+    for (const KeySpec& k : case_schema())
+      if (k.key == key) order.push_back(&k);
+  for (const KeySpec& k : case_schema())
+    if (std::find(order.begin(), order.end(), &k) == order.end()) order.push_back(&k);
+  for (const KeySpec* k : order)
+    if (!restart_may_change(k->key) && value_text(mine, *k) != value_text(theirs, *k))
+      throw mismatch(k->key + " =", value_text(mine, *k), value_text(theirs, *k));
+}
+
 std::int64_t env_int(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoll(v) : fallback;
@@ -190,11 +319,18 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 
 RunResult run_case(const RunOptions& o) {
   // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
+  // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
+  // snapshots.h5, the overrides, the state the checkpoint holds.
   const bool restart = !o.restart_dir.empty();
+  const std::string ckpt_path = restart ? (fs::path(o.restart_dir) / "checkpoint.h5").string() : "";
+  if (restart && !o.out_dir.empty())
+    throw Error("--out cannot be used with --restart: the run continues in " + o.restart_dir);
   Checkpoint ckpt;
-  if (restart) ckpt = read_checkpoint(o.restart_dir);
-  Case c = restart ? Case::parse(ckpt.case_toml, (fs::path(o.restart_dir) / "case.toml").string(), o.overrides)
-                   : Case::load(o.case_path, o.overrides);
+  if (restart) {
+    ckpt = read_checkpoint(o.restart_dir);
+    check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
+  }
+  Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
   Strategy s = strategy_from_case(c);
   std::string why;
   s.backend = resolve_backend(s.backend, &why);
@@ -207,6 +343,10 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
+  // time = step * dt up to the last step must be a number (run.dt = 1e308 over 100 steps is not).
+  if (!std::isfinite(dt * double(steps)))
+    throw Error("run.dt = " + shortest_text(dt) + " over run.steps = " + std::to_string(steps) +
+                " steps: the simulated time overflows");
   set_kernel_timing(c.get_bool("run.telemetry"));
   set_kernel_timing_every(c.get_int("run.telemetry_every"));
 
@@ -217,20 +357,43 @@ RunResult run_case(const RunOptions& o) {
   set_telemetry_step(0);  // what the model's set-up launches belongs to
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
   if (restart) {
-    if (ckpt.model != model->name())
-      throw Error(o.restart_dir + ": the checkpoint is of model " + ckpt.model + ", the case of " + model->name());
     if (ckpt.step > steps)
       throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
                   std::to_string(steps));
-    model->load_state(ckpt.state);
+    // A damaged checkpoint is refused here, before the run's files are touched, not steps later.
+    try {
+      model->load_state(ckpt.state);
+    } catch (const Error& e) {
+      throw Error(ckpt_path + ": " + e.what() + "; not continuing from it (nothing was changed)");
+    }
+  }
+  // The state the run starts from is checked before anything is written: physically absurd
+  // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
+  // a NaN in it is refused rather than continued until the next diagnostics.
+  Observables obs = model->observe();
+  std::pair<std::string, double> cons = model->conservation(obs);
+  if (const std::string bad = non_finite_values(*model, observables_text(obs)); !bad.empty()) {
+    if (restart)
+      throw Error(ckpt_path + ": non-finite values in " + bad + " at step " + std::to_string(ckpt.step) +
+                  "; not continuing from it (nothing was changed)");
+    throw Error("step 0: non-finite values in " + bad + " in the initial state; nothing was written (values beyond " +
+                name(s.precision) + "'s range?)");
+  }
+  if (restart && ckpt.step == steps) {
+    // Nothing is rewritten: summary.json still describes the run that got here.
+    if (!o.silent)
+      std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
+                  "%lld continues it\n",
+                  o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
+    RunResult done;
+    done.out_dir = o.restart_dir;
+    done.strategy = model->strategy_name();
+    done.steps = ckpt.step;
+    return done;
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
   if (!restart) prepare_out_dir(dir, o.force);
-  {
-    std::ofstream f(fs::path(dir) / "case.toml");
-    f << c.effective_toml();
-  }
 
   const bool gpu = s.backend == Backend::Cuda;
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};
@@ -254,6 +417,8 @@ RunResult run_case(const RunOptions& o) {
   } else {
     out = std::make_unique<SnapshotFile>(dir, info, snap_options);
   }
+  // Only now, the run validated and its index in place, and whole or not at all.
+  write_file_atomically((fs::path(dir) / "case.toml").string(), c.effective_toml());
 
   if (!o.quiet)
     std::fprintf(stderr, "tiersim: %s, %s, %s, %s%lld steps of dt=%g -> %s\n", model->name().c_str(),
@@ -279,7 +444,9 @@ RunResult run_case(const RunOptions& o) {
 
   std::int64_t step = restart ? ckpt.step : 0;
   double time = restart ? ckpt.time : 0.0;
-  std::int64_t last_snapshot = step;
+  // On a restart, the last snapshot the index kept: with run.checkpoint_every between snapshots
+  // the checkpoint's step has none.
+  std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
   // Host time spent writing output, kept out of seconds_per_step. (Each writer first waits for
   // the device, so what is left is the stepping itself, up to the last step's diagnostics.)
   double output_seconds = 0;
@@ -316,12 +483,9 @@ RunResult run_case(const RunOptions& o) {
   if (restart) model->take_records();
   else telemetry.add(0, model->take_records());
 
-  Progress progress(o.quiet, steps);
+  Progress progress(o.quiet, step, steps);
   const auto wall0 = std::chrono::steady_clock::now();
-  Observables obs = model->observe();
-  std::pair<std::string, double> cons = model->conservation(obs);
   if (!restart) {
-    check_finite(*model, 0, 0, observables_text(obs));
     out->write_observables(0, 0.0, obs);
     snapshot();
     checkpoint();
@@ -360,8 +524,11 @@ RunResult run_case(const RunOptions& o) {
       timed([&] { check_finite(*model, step, last_snapshot, ""); });
     }
     if (snap) snapshot();
-    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0)
+    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0) {
+      // Never a checkpoint with a NaN in it: it would replace the last good one.
+      if (!diag && !snap) timed([&] { check_finite(*model, step, last_snapshot, ""); });
       checkpoint();
+    }
     progress.update(step, time, cons, last);
     if (g_stop_signal != 0) break;
   }
@@ -395,9 +562,12 @@ RunResult run_case(const RunOptions& o) {
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
     if (counter_log) std::printf("%s(every profiled step in counters.csv)\n", counter_log->table().c_str());
-    std::printf("%s %lld steps in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
-                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step), wall, 1e3 * per_step,
-                cons.first.c_str(), cons.second);
+    // The steps this process took (a restart names the steps it continued from).
+    const std::string from =
+        restart ? " (" + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
+    std::printf("%s %lld steps%s in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
+                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
+                wall, 1e3 * per_step, cons.first.c_str(), cons.second);
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
   RunResult result;

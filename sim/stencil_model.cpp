@@ -141,7 +141,12 @@ class StencilModel final : public Model {
     }
   }
 
-  std::vector<KernelRecord> take_records(bool wait) override { return eng_->take_records(wait); }
+  std::vector<KernelRecord> take_records(bool wait) override {
+    std::vector<KernelRecord> recs = eng_->take_records(wait);
+    for (const auto& r : recs)
+      if (!r.kernel.starts_with("stencil_halo")) update_kernel_ = r.kernel;
+    return recs;
+  }
 
   // Restart state: every field the engine holds (the wave equation's previous level included),
   // the simulated time (the source's clock) and the conservation reference.
@@ -154,29 +159,46 @@ class StencilModel final : public Model {
   }
 
   void load_state(const ModelState& st) override {
-    for (int f = 0; f < stencil_field_count(p_.equation); ++f) {
-      const auto& v = st.array("field" + std::to_string(f));
-      if (v.size() != std::size_t(p_.points()))
-        throw Error("restart: the checkpoint's grid has " + std::to_string(v.size()) + " points, the case " +
-                    std::to_string(p_.points()));
-      eng_->upload(f, v);
-    }
-    time_ = st.scalar("time");
-    q0_ = st.scalar("q0");
-    have_q0_ = st.scalar("has_q0") != 0;
+    const std::string grid =
+        "a " + std::to_string(p_.nx) + "x" + std::to_string(p_.ny) + "x" + std::to_string(p_.nz) + " grid";
+    const int nf = stencil_field_count(p_.equation);
+    std::vector<const std::vector<double>*> fields;
+    for (int f = 0; f < nf; ++f)
+      fields.push_back(&checked_state_array(st, "field" + std::to_string(f), std::size_t(p_.points()), grid));
+    const double time = checked_state_scalar(st, "time"), q0 = checked_state_scalar(st, "q0");
+    const bool have_q0 = checked_state_scalar(st, "has_q0") != 0;
+    for (int f = 0; f < nf; ++f) eng_->upload(f, *fields[std::size_t(f)]);
+    time_ = time;
+    q0_ = q0;
+    have_q0_ = have_q0;
   }
 
+  // Arrays named as in the snapshots (u; U, V), the wave's previous level u_prev, each written by
+  // the update kernel.
   std::vector<NonFinite> find_non_finite() override {
+    const std::vector<std::string> names = p_.equation == Equation::Heat   ? std::vector<std::string>{"u"}
+                                           : p_.equation == Equation::Wave ? std::vector<std::string>{"u", "u_prev"}
+                                                                           : std::vector<std::string>{"U", "V"};
     std::vector<NonFinite> out;
     for (int f = 0; f < stencil_field_count(p_.equation); ++f) {
       const std::vector<double> v = eng_->download(f);
       for (std::size_t i = 0; i < v.size(); ++i)
         if (!std::isfinite(v[i])) {
-          out.push_back({"field" + std::to_string(f), "stencil update", std::int64_t(i)});
+          out.push_back({names[std::size_t(f)], update_kernel(), std::int64_t(i)});
           break;
         }
     }
     return out;
+  }
+
+  // The update kernel's telemetry name: as the engine last recorded it (CUDA's depends on the
+  // tiling, radius and tuning), or before the first step the name the engine gives it.
+  std::string update_kernel() const {
+    if (!update_kernel_.empty()) return update_kernel_;
+    const std::string eq = p_.equation == Equation::GrayScott ? "gray_scott" : tiersim::name(p_.equation);
+    return "stencil_" + eq + "_" +
+           (s_.backend == Backend::Cuda ? std::string(tiersim::name(s_.tiling)) + "_r" + std::to_string(p_.radius)
+                                        : std::string("cpu"));
   }
 
   void inject_nan(std::int64_t index) override {
@@ -277,6 +299,7 @@ class StencilModel final : public Model {
   double src_f_ = 0, src_t0_ = 0, src_amp_ = 0;
   bool have_q0_ = false;
   double q0_ = 0;
+  std::string update_kernel_;  // as last recorded (take_records)
 };
 
 }  // namespace

@@ -169,6 +169,43 @@ TEST(RunOutput, RefusesToOverwriteWithoutForce) {
   fs::remove_all(base);
 }
 
+// --force replaces a tiersim run, never a directory holding anything tiersim did not write
+// (`--out . --force` in a source tree, `--out ~ --force`).
+TEST(RunOutput, ForceReplacesOnlyATiersimRun) {
+  const std::string base = temp_dir("force");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.quiet = true;
+  o.force = true;
+  auto refused = [&](const std::string& dir, const std::string& why) {
+    try {
+      o.out_dir = dir;
+      run_case(o);
+      ADD_FAILURE() << dir << ": --force must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not replaced: --force replaces only an empty directory or a tiersim run"),
+                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  // The directory holding the case file: not a run.
+  refused(base, "no snapshots.h5 written by tiersim");
+  EXPECT_TRUE(fs::exists(case_path));
+  // A run with a file of the user's beside it.
+  o.out_dir = base + "/out";
+  ASSERT_EQ(run_case(o).exit_code, 0);
+  std::ofstream(o.out_dir + "/notes.txt") << "mine";
+  refused(base + "/out", "'notes.txt'");
+  EXPECT_TRUE(fs::exists(o.out_dir + "/notes.txt"));
+  EXPECT_TRUE(fs::exists(o.out_dir + "/snapshots.h5"));
+  // Without it the run is replaced.
+  fs::remove(base + "/out/notes.txt");
+  o.out_dir = base + "/out";
+  EXPECT_EQ(run_case(o).exit_code, 0);
+  fs::remove_all(base);
+}
+
 TEST(RunOutput, BadCaseWritesNothing) {
   const std::string base = temp_dir("bad");
   const std::string case_path = write_case(base, std::string(kCase) + "softening = -1\n");
@@ -178,6 +215,70 @@ TEST(RunOutput, BadCaseWritesNothing) {
   o.quiet = true;
   EXPECT_THROW(run_case(o), Error);
   EXPECT_FALSE(fs::exists(o.out_dir));
+  fs::remove_all(base);
+}
+
+// A case that overflows at step 0 (valid keys, absurd values) is refused before the output
+// directory exists, like a bad case file.
+TEST(RunOutput, NonFiniteInitialStateWritesNothing) {
+  const std::string base = temp_dir("absurd");
+  const std::string case_path = write_case(base, kCase);
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = base + "/out";
+  o.quiet = true;
+  o.overrides = {"nbody.count=32", "nbody.total_mass=1e300"};
+  try {
+    run_case(o);
+    ADD_FAILURE() << "a non-finite initial state must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("step 0: non-finite values in"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(o.out_dir));
+  fs::remove_all(base);
+}
+
+// A NaN in a stencil field is reported under the field's name in the snapshots and the update
+// kernel's telemetry name (CPU: stencil_<equation>_cpu), not "field0" and "stencil update".
+TEST(RunOutput, StencilNanNamesTheFieldAndTheUpdateKernel) {
+  const std::string base = temp_dir("stencil_nan");
+  const std::string case_path = write_case(base, R"([run]
+model = "stencil"
+steps = 20
+dt = 1e-4
+snapshot_every = 5
+diagnostics_every = 5
+[strategy]
+backend = "cpu"
+[grid]
+n = 12
+)");
+  struct Expect {
+    const char* equation;
+    const char* message;
+  };
+  for (const Expect& e : {Expect{"heat", "step 15: non-finite values in u["},
+                          Expect{"wave", "step 15: non-finite values in u["},
+                          Expect{"gray-scott", "step 15: non-finite values in U["}}) {
+    RunOptions o;
+    o.case_path = case_path;
+    o.out_dir = base + "/out_" + e.equation;
+    o.quiet = true;
+    o.overrides = {std::string("stencil.equation=\"") + e.equation + "\""};
+    const std::string eq = std::string(e.equation) == "gray-scott" ? "gray_scott" : e.equation;
+    const std::string kernel = "(kernel stencil_" + eq + "_cpu)";
+    setenv("TIERSIM_INJECT_NAN_AT_STEP", "13", 1);
+    try {
+      run_case(o);
+      ADD_FAILURE() << e.equation << ": the NaN must stop the run";
+    } catch (const Error& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find(e.message), std::string::npos) << what;
+      EXPECT_NE(what.find(kernel), std::string::npos) << what;
+      EXPECT_EQ(what.find("field0"), std::string::npos) << what;
+    }
+    unsetenv("TIERSIM_INJECT_NAN_AT_STEP");
+  }
   fs::remove_all(base);
 }
 
