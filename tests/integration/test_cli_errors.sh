@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Bad input on the command line: each case gets one line "tiersim: error: ..." naming the
-# problem, a non-zero exit, no stack trace, and no output directory left behind.
+# problem, a non-zero exit, no stack trace, and no output directory left behind. Also a full
+# disk during a run: one line, exit 1, and the output readable up to the last complete snapshot.
 set -u
 TIERSIM=$1
 WORK=$2
+umount "$WORK/full" 2>/dev/null  # left mounted by an interrupted run (disk-full case below)
 rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$(dirname "$0")/../.."
 fail=0
@@ -55,5 +57,43 @@ fi
 touch "$WORK/afile"
 out=$("$TIERSIM" run cases/plummer.toml --backend cpu --out "$WORK/afile" 2>&1); rc=$?
 if [ $rc -eq 0 ] || [[ "$out" != *"exists and is not a directory"* ]]; then echo "FAIL: file as out dir: $out"; fail=1; else echo "ok: file as out dir"; fi
+
+# A full disk (ENOSPC on a 256 kB tmpfs, or EFBIG under `ulimit -f` with SIGXFSZ ignored where
+# mounting is not permitted): one line naming the file, exit 1 (HDF5 1.10's exit handler used to
+# crash on the file whose close had failed: 139), and what was complete before stays readable.
+# $1: how ("tmpfs" or "ulimit"); the run writes into $2.
+disk_full() {
+  local how=$1 out=$2 err rc steps
+  # tmpfs: 500 bodies fill 256 kB after a few snapshots (the index or a step file fails);
+  # ulimit: 2000 bodies' checkpoint (160 kB) passes 100 kB after the first snapshot.
+  local n=500; [ "$how" = ulimit ] && n=2000
+  local args=(run cases/plummer.toml --backend cpu --set nbody.count=$n --steps 100000 --set run.snapshot_every=5
+              --set run.diagnostics_every=5 -q --out "$out")
+  if [ "$how" = ulimit ]; then
+    err=$( (trap '' XFSZ; ulimit -f 100; exec "$TIERSIM" "${args[@]}") 2>&1 >/dev/null); rc=$?
+  else
+    err=$("$TIERSIM" "${args[@]}" 2>&1 >/dev/null); rc=$?
+  fi
+  if [ $rc -ne 1 ] || [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || [[ "$err" != "tiersim: error: $out/"* ]]; then
+    echo "FAIL: disk full ($how): rc=$rc (expected 1), stderr:"; printf '%s\n' "$err" | sed 's/^/      /'; fail=1; return
+  fi
+  if ! steps=$(/usr/bin/python3 tests/integration/check_output_readable.py "$out" 2>&1) || [ -z "$steps" ]; then
+    echo "FAIL: disk full ($how): output not readable after the error: $steps"; fail=1; return
+  fi
+  echo "ok: disk full ($how): $err; snapshots $steps readable"
+}
+mkdir -p "$WORK/full"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=256k tmpfs "$WORK/full" 2>/dev/null; then
+  trap 'umount "$WORK/full" 2>/dev/null' EXIT
+  disk_full tmpfs "$WORK/full/out"
+  umount "$WORK/full"; trap - EXIT
+else
+  echo "note: disk full on a tmpfs skipped (mounting needs root: $(id -un))"
+fi
+if (ulimit -f 100) 2>/dev/null; then
+  disk_full ulimit "$WORK/full/out-ulimit"
+else
+  echo "SKIP: disk full under ulimit -f (cannot lower the file size limit)"
+fi
 
 exit $fail
