@@ -58,6 +58,31 @@ touch "$WORK/afile"
 out=$("$TIERSIM" run cases/plummer.toml --backend cpu --out "$WORK/afile" 2>&1); rc=$?
 if [ $rc -eq 0 ] || [[ "$out" != *"exists and is not a directory"* ]]; then echo "FAIL: file as out dir: $out"; fail=1; else echo "ok: file as out dir"; fi
 
+# A damaged checkpoint: 8 bytes overwritten inside the data of an array stop a restart with one
+# line naming the file and the array (the restart went on silently from the damaged values before).
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+  "$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=64 --steps 10 -q --out "$WORK/ckpt" >/dev/null 2>&1
+  /usr/bin/python3 - "$WORK/ckpt/checkpoint.h5" <<'PYEOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    d = f["/state/velocity"]
+    at = d.id.get_offset()  # contiguous data; None when chunked
+    if at is None:
+        at = d.id.get_chunk_info(0).byte_offset
+with open(sys.argv[1], "r+b") as f:
+    f.seek(at + 64)
+    f.write(b"\x01" * 8)
+PYEOF
+  out=$("$TIERSIM" run --restart "$WORK/ckpt" --steps 20 -q 2>&1 >/dev/null); rc=$?
+  if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [[ "$out" != *"$WORK/ckpt/checkpoint.h5: "*"/state/velocity"* ]]; then
+    echo "FAIL: damaged checkpoint: rc=$rc: $out"; fail=1
+  else
+    echo "ok: damaged checkpoint: $out"
+  fi
+else
+  echo "SKIP: damaged checkpoint (/usr/bin/python3 without h5py)"
+fi
+
 # A full disk (ENOSPC on a 256 kB tmpfs, or EFBIG under `ulimit -f` with SIGXFSZ ignored where
 # mounting is not permitted): one line naming the file, exit 1 (HDF5 1.10's exit handler used to
 # crash on the file whose close had failed: 139), and what was complete before stays readable.
