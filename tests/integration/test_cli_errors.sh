@@ -10,23 +10,25 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$(dirname "$0")/../.."
 fail=0
 
-# expect <expected substring> <args...>
-expect() {
-  local expected=$1; shift
+# expect_at <output dir> <expected substring> <args...>
+expect_at() {
+  local dir=$1 expected=$2; shift 2
   local out rc
-  out=$("$TIERSIM" "$@" --out "$WORK/out" 2>&1 >/dev/null); rc=$?
+  out=$("$TIERSIM" "$@" --out "$dir" 2>&1 >/dev/null); rc=$?
   local lines
   lines=$(printf '%s\n' "$out" | grep -c .)
-  if [ $rc -eq 0 ] || [[ "$out" != *"$expected"* ]] || [ "$lines" -ne 1 ] || [ -e "$WORK/out" ]; then
-    echo "FAIL: tiersim $* -> rc=$rc lines=$lines out-dir-exists=$([ -e "$WORK/out" ] && echo yes || echo no)"
+  if [ $rc -eq 0 ] || [[ "$out" != *"$expected"* ]] || [ "$lines" -ne 1 ] || [ -e "$dir" ]; then
+    echo "FAIL: tiersim $* --out $dir -> rc=$rc lines=$lines out-dir-exists=$([ -e "$dir" ] && echo yes || echo no)"
     echo "      expected: $expected"
     echo "      got:      $out"
     fail=1
-    rm -rf "$WORK/out"
+    rm -rf "$dir"
   else
-    echo "ok: $expected"
+    echo "ok: $out"
   fi
 }
+# expect <expected substring> <args...>
+expect() { expect_at "$WORK/out" "$@"; }
 
 printf '[run]\nmodel = "nbody"\ndt = 0.01\n[nbody]\ncount = -5\n' > "$WORK/negative.toml"
 printf '[run]\nmodel = "nbody"\ndt = 0.01\n[nbdy]\ncount = 5\n' > "$WORK/typo.toml"
@@ -47,11 +49,26 @@ expect "--set run.dt: must be a finite number" run cases/plummer.toml --set run.
 expect "--layout" run cases/plummer.toml --layout zigzag
 expect "nbody.softening: 0 is only allowed for the kepler binary" run cases/plummer.toml --set nbody.softening=0 --backend cpu
 
-# An unwritable output directory.
-mkdir -p "$WORK/ro"; chmod 500 "$WORK/ro"
-if [ "$(id -u)" -ne 0 ]; then
-  out=$("$TIERSIM" run cases/plummer.toml --backend cpu --out "$WORK/ro/out" 2>&1); rc=$?
-  if [ $rc -eq 0 ] || [[ "$out" != *"cannot create output directory"* ]]; then echo "FAIL: unwritable dir: $out"; fail=1; else echo "ok: unwritable dir"; fi
+expect "The following argument was not expected: --frobnicate" run cases/plummer.toml --frobnicate
+expect "unknown command 'frobnicate'" frobnicate cases/plummer.toml
+expect "cases: is a directory, not a case file" run cases
+expect "--steps: must be >= 0, not -3" run cases/plummer.toml --steps -3
+expect "--steps: 'x3' is not an integer" run cases/plummer.toml --steps x3
+
+# An output directory that cannot be created, even by root: under /proc; below a read-only mount
+# as root (for whom mode 500 stops nothing), below a directory of mode 500 otherwise.
+expect_at /proc/tiersim-out/out "/proc/tiersim-out/out: cannot create output directory" run cases/plummer.toml --backend cpu
+mkdir -p "$WORK/ro"
+if [ "$(id -u)" -eq 0 ]; then
+  if mount -t tmpfs -o ro,size=64k tmpfs "$WORK/ro" 2>/dev/null; then
+    expect_at "$WORK/ro/out" "$WORK/ro/out: cannot create output directory: Read-only file system" run cases/plummer.toml --backend cpu
+    umount "$WORK/ro"
+  else
+    echo "note: read-only output directory skipped (cannot mount a tmpfs here)"
+  fi
+else
+  chmod 500 "$WORK/ro"
+  expect_at "$WORK/ro/out" "$WORK/ro/out: cannot create output directory: Permission denied" run cases/plummer.toml --backend cpu
 fi
 # An output path that is a file.
 touch "$WORK/afile"
