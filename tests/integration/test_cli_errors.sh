@@ -100,6 +100,16 @@ else
   echo "SKIP: damaged checkpoint (/usr/bin/python3 without h5py)"
 fi
 
+# A damaged telemetry.csv (a row whose step is not a number): the restart names the file and line.
+"$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=64 --steps 10 -q --out "$WORK/tele" >/dev/null 2>&1
+sed -i '3s/^[0-9]*/x/' "$WORK/tele/telemetry.csv"
+out=$("$TIERSIM" run --restart "$WORK/tele" --steps 20 -q 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [[ "$out" != *"$WORK/tele/telemetry.csv:3: step 'x'"* ]]; then
+  echo "FAIL: damaged telemetry.csv: rc=$rc: $out"; fail=1
+else
+  echo "ok: damaged telemetry.csv: $out"
+fi
+
 # A full disk (ENOSPC on a 256 kB tmpfs, or EFBIG under `ulimit -f` with SIGXFSZ ignored where
 # mounting is not permitted): one line naming the file, exit 1 (HDF5 1.10's exit handler used to
 # crash on the file whose close had failed: 139), and what was complete before stays readable.

@@ -1,5 +1,6 @@
-// What a restart reads: DIR/checkpoint.h5 (io/checkpoint.cpp). A damaged file must be one line
-// naming the file and the object, never a restart from wrong data.
+// What a restart reads: DIR/checkpoint.h5 (io/checkpoint.cpp) and DIR/telemetry.csv, cut back to
+// the checkpoint's step (Telemetry::truncate_csv). A damaged file must be one line naming the file
+// and the object or line, never a restart from wrong data.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "io/checkpoint.hpp"
 #include "sim/core.hpp"
+#include "sim/telemetry.hpp"
 
 namespace fs = std::filesystem;
 using namespace tiersim;
@@ -217,4 +219,59 @@ TEST(Checkpoint, UnreadableArrayIsNamed) {
   EXPECT_EQ(m.rfind(file.string() + ": ", 0), 0u) << m;
   EXPECT_NE(m.find("/state/ghost"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+// ---- telemetry.csv ------------------------------------------------------------------------------
+
+namespace {
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream f(p);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(f, l);) out.push_back(l);
+  return out;
+}
+}  // namespace
+
+// Rows through the checkpoint's step stay, later ones and a torn last line go (every row went:
+// the row length was a constant that a new column had made wrong).
+TEST(TelemetryCsv, TruncateKeepsTheRowsThroughTheStep) {
+  const fs::path dir = fresh_dir("csv");
+  const fs::path csv = dir / "telemetry.csv";
+  Telemetry t("host", 10.0);
+  for (std::int64_t step = 0; step <= 20; ++step) {
+    KernelRecord r;
+    r.kernel = "k";
+    r.ms = 1.0;
+    t.add(step, r);
+  }
+  t.write_csv(csv.string());
+  std::ofstream(csv, std::ios::app) << "21,k,cpu/soa/fp32,1.5,10";  // killed mid-row
+  Telemetry::truncate_csv(csv.string(), 10);
+  const auto lines = lines_of(csv);
+  ASSERT_EQ(lines.size(), 1u + 11u);
+  EXPECT_EQ(lines[0].rfind("step,kernel,", 0), 0u);
+  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",k,", 0), 0u) << lines[i];
+}
+
+TEST(TelemetryCsv, DamagedStepIsOneLineNamingFileAndLine) {
+  const fs::path dir = fresh_dir("csv_damaged");
+  const fs::path csv = dir / "telemetry.csv";
+  Telemetry t("host", 10.0);
+  for (std::int64_t step = 0; step < 3; ++step) t.add(step, KernelRecord{});
+  t.write_csv(csv.string());
+  auto lines = lines_of(csv);
+  lines[2][0] = 'x';  // the row of step 1
+  {
+    std::ofstream f(csv, std::ios::trunc);
+    for (const auto& l : lines) f << l << "\n";
+  }
+  try {
+    Telemetry::truncate_csv(csv.string(), 10);
+    FAIL() << "no error for a damaged row";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(csv.string() + ":3: step 'x'", 0), 0u) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  EXPECT_EQ(lines_of(csv), lines) << "the file is left as it was";
 }
