@@ -5,10 +5,11 @@
 set -u
 TIERSIM=$1
 WORK=$2
-umount "$WORK/full" 2>/dev/null  # left mounted by an interrupted run (disk-full case below)
+umount "$WORK/ro" "$WORK/full" 2>/dev/null  # left mounted by an interrupted run (cases below)
 rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$(dirname "$0")/../.."
 fail=0
+have_h5py=0; /usr/bin/python3 -c "import h5py" 2>/dev/null && have_h5py=1
 
 # expect_at <output dir> <expected substring> <args...>
 expect_at() {
@@ -77,7 +78,7 @@ if [ $rc -eq 0 ] || [[ "$out" != *"exists and is not a directory"* ]]; then echo
 
 # A damaged checkpoint: 8 bytes overwritten inside the data of an array stop a restart with one
 # line naming the file and the array (the restart went on silently from the damaged values before).
-if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+if [ $have_h5py -eq 1 ]; then
   "$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=64 --steps 10 -q --out "$WORK/ckpt" >/dev/null 2>&1
   /usr/bin/python3 - "$WORK/ckpt/checkpoint.h5" <<'PYEOF'
 import sys, h5py
@@ -110,9 +111,9 @@ else
   echo "ok: damaged telemetry.csv: $out"
 fi
 
-# A full disk (ENOSPC on a 256 kB tmpfs, or EFBIG under `ulimit -f` with SIGXFSZ ignored where
-# mounting is not permitted): one line naming the file, exit 1 (HDF5 1.10's exit handler used to
-# crash on the file whose close had failed: 139), and what was complete before stays readable.
+# A full disk, ENOSPC on a 256 kB tmpfs (as root) and EFBIG under `ulimit -f` with SIGXFSZ ignored
+# (anyone): one line naming the file, exit 1 (HDF5 1.10's exit handler used to crash on the file
+# whose close had failed: 139), and what was complete before stays readable.
 # $1: how ("tmpfs" or "ulimit"); the run writes into $2.
 disk_full() {
   local how=$1 out=$2 err rc steps
@@ -129,6 +130,9 @@ disk_full() {
   if [ $rc -ne 1 ] || [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || [[ "$err" != "tiersim: error: $out/"* ]]; then
     echo "FAIL: disk full ($how): rc=$rc (expected 1), stderr:"; printf '%s\n' "$err" | sed 's/^/      /'; fail=1; return
   fi
+  if [ $have_h5py -eq 0 ]; then
+    echo "ok: disk full ($how): $err (output not checked: /usr/bin/python3 without h5py)"; return
+  fi
   if ! steps=$(/usr/bin/python3 tests/integration/check_output_readable.py "$out" 2>&1) || [ -z "$steps" ]; then
     echo "FAIL: disk full ($how): output not readable after the error: $steps"; fail=1; return
   fi
@@ -140,7 +144,7 @@ if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=256k tmpfs "$WORK/full" 2>/dev
   disk_full tmpfs "$WORK/full/out"
   umount "$WORK/full"; trap - EXIT
 else
-  echo "note: disk full on a tmpfs skipped (mounting needs root: $(id -un))"
+  echo "note: disk full on a tmpfs skipped (cannot mount one as $(id -un))"
 fi
 if (ulimit -f 100) 2>/dev/null; then
   disk_full ulimit "$WORK/full/out-ulimit"
