@@ -1,6 +1,8 @@
 // DIR/checkpoint.h5: what an exact restart needs (the model's state at a step boundary, in
 // double precision, which holds fp32 and fp64 values exactly), written to a temporary file and
 // renamed over the old one, so a run killed at any moment leaves the previous checkpoint whole.
+// The arrays carry Fletcher32 checksums and the file's metadata its own (HDF5 1.10 format), so a
+// damaged checkpoint is an error on reading, never a restart from wrong values.
 #pragma once
 
 #include <cstdint>

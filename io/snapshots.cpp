@@ -14,6 +14,7 @@
 #include <set>
 #include <type_traits>
 
+#include "io/hdf5_library.hpp"
 #include "io/xdmf.hpp"
 #include "sim/telemetry.hpp"
 
@@ -38,28 +39,8 @@ void silence_hdf5_errors() {
   (void)done;
 }
 
-std::string hdf5_reason() {
-  std::string deepest;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_DOWNWARD,
-      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
-        if (e->desc && *e->desc) *static_cast<std::string*>(data) = e->desc;
-        return 0;
-      },
-      &deepest);
-  H5Eclear2(H5E_DEFAULT);
-  // The VFD reports system errors as "... errno = 28, error message = 'No space left on device', ...".
-  const std::string key = "error message = '";
-  const auto p = deepest.find(key);
-  if (p != std::string::npos) {
-    const auto q = deepest.find('\'', p + key.size());
-    return deepest.substr(p + key.size(), q == std::string::npos ? std::string::npos : q - p - key.size());
-  }
-  return deepest.empty() ? "HDF5 error" : deepest;
-}
-
 [[noreturn]] void fail(const std::string& file, const std::string& what) {
-  throw Error(file + ": " + what + ": " + hdf5_reason());
+  throw Error(file + ": " + what + ": " + hdf5_error_reason());
 }
 
 hid_t check(hid_t id, const std::string& file, const std::string& what) {
@@ -86,9 +67,12 @@ class Handle {
     return *this;
   }
   ~Handle() { reset(); }
-  void reset() {
-    if (id_ >= 0 && close_) close_(id_);
+  void reset() { close(); }
+  // Closes now; < 0 if the close failed (for a file: its last flush).
+  herr_t close() {
+    const herr_t s = id_ >= 0 && close_ ? close_hdf5(id_, close_) : 0;
     id_ = -1;
+    return s;
   }
   hid_t get() const { return id_; }
   operator hid_t() const { return id_; }
@@ -483,7 +467,8 @@ struct SnapshotFile::Impl {
   std::string peak_source;
   double peak_gbs = 0;
 
-  // The step file being written (renamed into place when the step changes or at commit()).
+  // The step file being written (renamed into place when the step changes or at commit());
+  // step_file_step is -1 when none is.
   Handle step_file;
   std::int64_t step_file_step = -1;
   bool dirty = false;
@@ -513,17 +498,59 @@ struct SnapshotFile::Impl {
     Handle fapl = file_access_plist(path);
     step_file = Handle(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path, "cannot create"), H5Fclose);
     step_file_step = step;
-    H5 sh{path};
-    sh.numeric_attr<std::int64_t>(step_file, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {step});
+    write_step_data([&] {
+      H5 sh{path};
+      sh.numeric_attr<std::int64_t>(step_file, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {step});
+    });
     return step_file;
   }
 
   void close_step_file() {
-    if (step_file.get() < 0) return;
+    if (step_file_step < 0) return;
     const std::string path = step_path(step_file_step);
-    check_status(H5Fflush(step_file, H5F_SCOPE_LOCAL), path, "cannot write");
-    step_file.reset();
-    rename_or_throw(path + ".tmp", path);
+    // The flush says why (the close's own flush would fail the same way); the file is closed
+    // either way, since one left open would be closed again at exit.
+    const herr_t flushed = H5Fflush(step_file, H5F_SCOPE_LOCAL);
+    std::string why = flushed < 0 ? hdf5_error_reason() : "";
+    if (step_file.close() < 0 && why.empty()) why = hdf5_error_reason();
+    if (!why.empty()) {
+      drop_step_file();
+      throw Error(path + ": cannot write: " + why);
+    }
+    try {
+      rename_or_throw(path + ".tmp", path);
+    } catch (...) {
+      drop_step_file();
+      throw;
+    }
+    step_file_step = -1;
+  }
+
+  // After a failed write: the step being written is not published. Its .tmp goes (on a full disk
+  // that gives the space back) and so do the rows naming it, so that a later commit (the
+  // destructor's) indexes complete steps only.
+  void drop_step_file() {
+    if (step_file_step < 0) return;
+    const std::int64_t step = step_file_step;
+    step_file.close();  // may fail again; close_hdf5 remembers it
+    H5Eclear2(H5E_DEFAULT);
+    std::error_code ec;
+    fs::remove(step_path(step) + ".tmp", ec);
+    step_file_step = -1;
+    if (!particle_rows.empty() && particle_rows.back().step == step) particle_rows.pop_back();
+    for (Field& f : fields)
+      if (!f.rows.empty() && f.rows.back().first == step) f.rows.pop_back();
+  }
+
+  // Runs the HDF5 writes of one array into the step file; a failure drops the step.
+  template <class F>
+  void write_step_data(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      drop_step_file();
+      throw;
+    }
   }
 
   // ---- The index, snapshots.h5 ----
@@ -668,6 +695,7 @@ struct SnapshotFile::Impl {
       Handle f(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), h5_path, "cannot create"), H5Fclose);
       write_index_into(f);
       check_status(H5Fflush(f, H5F_SCOPE_LOCAL), h5_path, "cannot write");
+      check_status(f.close(), h5_path, "cannot write");  // its last write: never rename a file it failed
     } catch (...) {
       std::error_code ec;
       fs::remove(tmp, ec);
@@ -771,11 +799,13 @@ struct SnapshotFile::Impl {
                     std::to_string(f->rows.back().first));
     }
     const hid_t sf = open_step_file(step);
-    H5 sh{step_path(step)};
-    if (!sh.exists(sf, "/fields")) sh.make_group(sf, "fields");
-    Handle fg = sh.group(sf, "/fields");
-    sh.write_fixed(fg, name, dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, dp ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
-                   {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, data);
+    write_step_data([&] {
+      H5 sh{step_path(step)};
+      if (!sh.exists(sf, "/fields")) sh.make_group(sf, "fields");
+      Handle fg = sh.group(sf, "/fields");
+      sh.write_fixed(fg, name, dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, dp ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
+                     {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, data);
+    });
     if (!f) {
       fields.push_back({name, g, dp, {}});
       f = &fields.back();
@@ -979,7 +1009,7 @@ SnapshotFile::~SnapshotFile() {
     // A destructor cannot report; commit() is where errors are seen.
   }
   impl_->vtk.reset();
-  impl_->step_file.reset();
+  impl_->drop_step_file();  // left open only by a failed commit: not published
   H5Eclear2(H5E_DEFAULT);
 }
 
@@ -996,29 +1026,31 @@ void SnapshotFile::write_particles(std::int64_t step, double time, const Bodies&
                 std::to_string(m.particle_rows.back().step));
 
   const hid_t sf = m.open_step_file(step);
-  H5 sh{m.step_path(step)};
-  Handle pg = sh.make_group(sf, "particles");
-  const hid_t memtype = m.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-  auto write_vec = [&](const char* el, const std::vector<Vec3<double>>& v) {
-    std::vector<double> d(3 * n);
-    for (hsize_t i = 0; i < n; ++i) {
-      d[3 * i] = v[i].x;
-      d[3 * i + 1] = v[i].y;
-      d[3 * i + 2] = v[i].z;
+  m.write_step_data([&] {
+    H5 sh{m.step_path(step)};
+    Handle pg = sh.make_group(sf, "particles");
+    const hid_t memtype = m.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+    auto write_vec = [&](const char* el, const std::vector<Vec3<double>>& v) {
+      std::vector<double> d(3 * n);
+      for (hsize_t i = 0; i < n; ++i) {
+        d[3 * i] = v[i].x;
+        d[3 * i + 1] = v[i].y;
+        d[3 * i + 2] = v[i].z;
+      }
+      if (m.double_precision) return sh.write_fixed(pg, el, m.ptype(), memtype, {n, 3}, d.data());
+      const std::vector<float> f(d.begin(), d.end());
+      sh.write_fixed(pg, el, m.ptype(), memtype, {n, 3}, f.data());
+    };
+    write_vec("position", b.pos);
+    write_vec("velocity", b.vel);
+    if (m.particle_rows.empty()) {
+      // Time-independent: mass (run precision) and id (the body index), in the first step file.
+      std::vector<std::int64_t> id(n);
+      for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
+      sh.write_fixed(pg, "mass", m.ptype(), H5T_NATIVE_DOUBLE, {n}, b.mass.data());
+      sh.write_fixed(pg, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
     }
-    if (m.double_precision) return sh.write_fixed(pg, el, m.ptype(), memtype, {n, 3}, d.data());
-    const std::vector<float> f(d.begin(), d.end());
-    sh.write_fixed(pg, el, m.ptype(), memtype, {n, 3}, f.data());
-  };
-  write_vec("position", b.pos);
-  write_vec("velocity", b.vel);
-  if (m.particle_rows.empty()) {
-    // Time-independent: mass (run precision) and id (the body index), in the first step file.
-    std::vector<std::int64_t> id(n);
-    for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
-    sh.write_fixed(pg, "mass", m.ptype(), H5T_NATIVE_DOUBLE, {n}, b.mass.data());
-    sh.write_fixed(pg, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
-  }
+  });
   m.particle_rows.push_back({step, time, box_edge});
   m.dirty = true;
   if (m.vtk) m.vtk->write_particles(step, time, b, m.double_precision);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -209,6 +210,10 @@ const Case::Value& Case::find(const std::string& key) const {
 }
 
 Case Case::load(const std::string& path, const std::vector<std::string>& overrides) {
+  // A directory opens as an empty stream: refused here, not reported as a case with no keys.
+  // (Other non-regular files are read: `tiersim run <(...)` passes a pipe.)
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a case file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open case file");
   std::stringstream ss;

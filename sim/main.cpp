@@ -51,9 +51,25 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
   app.require_subcommand(1);
   // Parse errors are one line too (CLI11's default adds a second "Run with --help" line).
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("tiersim: error: ") + e.what() + " (see --help)\n";
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string what = e.what();
+    // A misspelt command reaches CLI11 as "A subcommand is required": name the word instead.
+    if (a->get_subcommands().empty() && !a->remaining().empty() && a->remaining().front()[0] != '-') {
+      const auto all = a->get_subcommands([](const CLI::App*) { return true; });
+      what = "unknown command '" + a->remaining().front() + "' (one of";
+      for (std::size_t i = 0; i < all.size(); ++i) what += (i ? ", " : " ") + all[i]->get_name();
+      what += ")";
+    }
+    return "tiersim: error: " + what + " (see --help)\n";
   });
+  // CLI::NonNegativeNumber's message spells out the largest double (300 digits).
+  const CLI::Validator non_negative(
+      [](std::string& s) {
+        long long v = 0;
+        if (!CLI::detail::lexical_cast(s, v)) return "'" + s + "' is not an integer";
+        return v < 0 ? "must be >= 0, not " + s : std::string();
+      },
+      "NONNEGATIVE");
 
   // run
   tiersim::RunOptions ro;
@@ -74,15 +90,15 @@ int main(int argc, char** argv) {
   run->add_option("--coeffs", coeffs, "constant|global (stencils)")->check(CLI::IsMember({"constant", "global"}));
   run->add_option("--l2-persist", l2, "off|on: L2 access-policy window over the hot data")
       ->check(CLI::IsMember({"off", "on"}));
-  run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(CLI::NonNegativeNumber);
-  run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(CLI::NonNegativeNumber);
+  run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(non_negative);
+  run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(non_negative);
   run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
   run->add_option("--set", sets, "override a case key: section.key=value (repeatable)")->take_all();
   run->add_option("--format", formats, "output formats: xdmf (always) and optionally vtk, e.g. xdmf,vtk");
   run->add_option("--counters", ro.counters_every,
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
                   "(that step is replayed: its timings are left out of telemetry.csv)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative);
   run->add_flag("--remeasure-bandwidth", ro.remeasure_bandwidth,
                 "measure the device copy bandwidth and FMA throughput again (cached per device in ~/.cache/tiersim)");
   run->add_flag("--force", ro.force, "replace an existing output directory");

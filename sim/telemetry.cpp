@@ -1,6 +1,7 @@
 #include "sim/telemetry.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -66,16 +67,22 @@ void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
   std::ifstream in(path);
   if (!in) return;
   std::string kept, line;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (header) {
+  std::ptrdiff_t commas = -1;  // the header's
+  for (long lineno = 1; std::getline(in, line); ++lineno) {
+    if (commas < 0) {
       kept += line + "\n";
-      header = false;
+      commas = std::count(line.begin(), line.end(), ',');
       continue;
     }
-    // A torn last line (killed mid-write) has fewer fields and is dropped.
-    if (std::count(line.begin(), line.end(), ',') != 17) continue;
-    if (std::stoll(line.substr(0, line.find(','))) <= last_step) kept += line + "\n";
+    // A torn last line (killed mid-write) has fewer fields than the header and is dropped.
+    if (std::count(line.begin(), line.end(), ',') != commas) continue;
+    const std::string field = line.substr(0, line.find(','));
+    std::int64_t step = 0;
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), step);
+    if (ec != std::errc() || end != field.data() + field.size())
+      throw Error(path + ":" + std::to_string(lineno) + ": step '" + field +
+                  "' is not an integer (a damaged telemetry file: repair or remove it to restart)");
+    if (step <= last_step) kept += line + "\n";
   }
   in.close();
   const std::string tmp = path + ".tmp";

@@ -1,30 +1,35 @@
 #!/usr/bin/env bash
 # Bad input on the command line: each case gets one line "tiersim: error: ..." naming the
-# problem, a non-zero exit, no stack trace, and no output directory left behind.
+# problem, a non-zero exit, no stack trace, and no output directory left behind. Also a full
+# disk during a run: one line, exit 1, and the output readable up to the last complete snapshot.
 set -u
 TIERSIM=$1
 WORK=$2
+umount "$WORK/ro" "$WORK/full" 2>/dev/null  # left mounted by an interrupted run (cases below)
 rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$(dirname "$0")/../.."
 fail=0
+have_h5py=0; /usr/bin/python3 -c "import h5py" 2>/dev/null && have_h5py=1
 
-# expect <expected substring> <args...>
-expect() {
-  local expected=$1; shift
+# expect_at <output dir> <expected substring> <args...>
+expect_at() {
+  local dir=$1 expected=$2; shift 2
   local out rc
-  out=$("$TIERSIM" "$@" --out "$WORK/out" 2>&1 >/dev/null); rc=$?
+  out=$("$TIERSIM" "$@" --out "$dir" 2>&1 >/dev/null); rc=$?
   local lines
   lines=$(printf '%s\n' "$out" | grep -c .)
-  if [ $rc -eq 0 ] || [[ "$out" != *"$expected"* ]] || [ "$lines" -ne 1 ] || [ -e "$WORK/out" ]; then
-    echo "FAIL: tiersim $* -> rc=$rc lines=$lines out-dir-exists=$([ -e "$WORK/out" ] && echo yes || echo no)"
+  if [ $rc -eq 0 ] || [[ "$out" != *"$expected"* ]] || [ "$lines" -ne 1 ] || [ -e "$dir" ]; then
+    echo "FAIL: tiersim $* --out $dir -> rc=$rc lines=$lines out-dir-exists=$([ -e "$dir" ] && echo yes || echo no)"
     echo "      expected: $expected"
     echo "      got:      $out"
     fail=1
-    rm -rf "$WORK/out"
+    rm -rf "$dir"
   else
-    echo "ok: $expected"
+    echo "ok: $out"
   fi
 }
+# expect <expected substring> <args...>
+expect() { expect_at "$WORK/out" "$@"; }
 
 printf '[run]\nmodel = "nbody"\ndt = 0.01\n[nbody]\ncount = -5\n' > "$WORK/negative.toml"
 printf '[run]\nmodel = "nbody"\ndt = 0.01\n[nbdy]\ncount = 5\n' > "$WORK/typo.toml"
@@ -45,15 +50,106 @@ expect "--set run.dt: must be a finite number" run cases/plummer.toml --set run.
 expect "--layout" run cases/plummer.toml --layout zigzag
 expect "nbody.softening: 0 is only allowed for the kepler binary" run cases/plummer.toml --set nbody.softening=0 --backend cpu
 
-# An unwritable output directory.
-mkdir -p "$WORK/ro"; chmod 500 "$WORK/ro"
-if [ "$(id -u)" -ne 0 ]; then
-  out=$("$TIERSIM" run cases/plummer.toml --backend cpu --out "$WORK/ro/out" 2>&1); rc=$?
-  if [ $rc -eq 0 ] || [[ "$out" != *"cannot create output directory"* ]]; then echo "FAIL: unwritable dir: $out"; fail=1; else echo "ok: unwritable dir"; fi
+expect "The following argument was not expected: --frobnicate" run cases/plummer.toml --frobnicate
+expect "unknown command 'frobnicate'" frobnicate cases/plummer.toml
+expect "cases: is a directory, not a case file" run cases
+expect "--steps: must be >= 0, not -3" run cases/plummer.toml --steps -3
+expect "--steps: 'x3' is not an integer" run cases/plummer.toml --steps x3
+
+# An output directory that cannot be created, even by root: under /proc; below a read-only mount
+# as root (for whom mode 500 stops nothing), below a directory of mode 500 otherwise.
+expect_at /proc/tiersim-out/out "/proc/tiersim-out/out: cannot create output directory" run cases/plummer.toml --backend cpu
+mkdir -p "$WORK/ro"
+if [ "$(id -u)" -eq 0 ]; then
+  if mount -t tmpfs -o ro,size=64k tmpfs "$WORK/ro" 2>/dev/null; then
+    expect_at "$WORK/ro/out" "$WORK/ro/out: cannot create output directory: Read-only file system" run cases/plummer.toml --backend cpu
+    umount "$WORK/ro"
+  else
+    echo "note: read-only output directory skipped (cannot mount a tmpfs here)"
+  fi
+else
+  chmod 500 "$WORK/ro"
+  expect_at "$WORK/ro/out" "$WORK/ro/out: cannot create output directory: Permission denied" run cases/plummer.toml --backend cpu
 fi
 # An output path that is a file.
 touch "$WORK/afile"
 out=$("$TIERSIM" run cases/plummer.toml --backend cpu --out "$WORK/afile" 2>&1); rc=$?
 if [ $rc -eq 0 ] || [[ "$out" != *"exists and is not a directory"* ]]; then echo "FAIL: file as out dir: $out"; fail=1; else echo "ok: file as out dir"; fi
+
+# A damaged checkpoint: 8 bytes overwritten inside the data of an array stop a restart with one
+# line naming the file and the array (the restart went on silently from the damaged values before).
+if [ $have_h5py -eq 1 ]; then
+  "$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=64 --steps 10 -q --out "$WORK/ckpt" >/dev/null 2>&1
+  /usr/bin/python3 - "$WORK/ckpt/checkpoint.h5" <<'PYEOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    d = f["/state/velocity"]
+    at = d.id.get_offset()  # contiguous data; None when chunked
+    if at is None:
+        at = d.id.get_chunk_info(0).byte_offset
+with open(sys.argv[1], "r+b") as f:
+    f.seek(at + 64)
+    f.write(b"\x01" * 8)
+PYEOF
+  out=$("$TIERSIM" run --restart "$WORK/ckpt" --steps 20 -q 2>&1 >/dev/null); rc=$?
+  if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [[ "$out" != *"$WORK/ckpt/checkpoint.h5: "*"/state/velocity"* ]]; then
+    echo "FAIL: damaged checkpoint: rc=$rc: $out"; fail=1
+  else
+    echo "ok: damaged checkpoint: $out"
+  fi
+else
+  echo "SKIP: damaged checkpoint (/usr/bin/python3 without h5py)"
+fi
+
+# A damaged telemetry.csv (a row whose step is not a number): the restart names the file and line.
+"$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=64 --steps 10 -q --out "$WORK/tele" >/dev/null 2>&1
+sed -i '3s/^[0-9]*/x/' "$WORK/tele/telemetry.csv"
+out=$("$TIERSIM" run --restart "$WORK/tele" --steps 20 -q 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 0 ] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [[ "$out" != *"$WORK/tele/telemetry.csv:3: step 'x'"* ]]; then
+  echo "FAIL: damaged telemetry.csv: rc=$rc: $out"; fail=1
+else
+  echo "ok: damaged telemetry.csv: $out"
+fi
+
+# A full disk, ENOSPC on a 256 kB tmpfs (as root) and EFBIG under `ulimit -f` with SIGXFSZ ignored
+# (anyone): one line naming the file, exit 1 (HDF5 1.10's exit handler used to crash on the file
+# whose close had failed: 139), and what was complete before stays readable.
+# $1: how ("tmpfs" or "ulimit"); the run writes into $2.
+disk_full() {
+  local how=$1 out=$2 err rc steps
+  # tmpfs: 500 bodies fill 256 kB after a few snapshots (the index or a step file fails);
+  # ulimit: 2000 bodies' checkpoint (160 kB) passes 100 kB after the first snapshot.
+  local n=500; [ "$how" = ulimit ] && n=2000
+  local args=(run cases/plummer.toml --backend cpu --set nbody.count=$n --steps 100000 --set run.snapshot_every=5
+              --set run.diagnostics_every=5 -q --out "$out")
+  if [ "$how" = ulimit ]; then
+    err=$( (trap '' XFSZ; ulimit -f 100; exec "$TIERSIM" "${args[@]}") 2>&1 >/dev/null); rc=$?
+  else
+    err=$("$TIERSIM" "${args[@]}" 2>&1 >/dev/null); rc=$?
+  fi
+  if [ $rc -ne 1 ] || [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || [[ "$err" != "tiersim: error: $out/"* ]]; then
+    echo "FAIL: disk full ($how): rc=$rc (expected 1), stderr:"; printf '%s\n' "$err" | sed 's/^/      /'; fail=1; return
+  fi
+  if [ $have_h5py -eq 0 ]; then
+    echo "ok: disk full ($how): $err (output not checked: /usr/bin/python3 without h5py)"; return
+  fi
+  if ! steps=$(/usr/bin/python3 tests/integration/check_output_readable.py "$out" 2>&1) || [ -z "$steps" ]; then
+    echo "FAIL: disk full ($how): output not readable after the error: $steps"; fail=1; return
+  fi
+  echo "ok: disk full ($how): $err; snapshots $steps readable"
+}
+mkdir -p "$WORK/full"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=256k tmpfs "$WORK/full" 2>/dev/null; then
+  trap 'umount "$WORK/full" 2>/dev/null' EXIT
+  disk_full tmpfs "$WORK/full/out"
+  umount "$WORK/full"; trap - EXIT
+else
+  echo "note: disk full on a tmpfs skipped (cannot mount one as $(id -un))"
+fi
+if (ulimit -f 100) 2>/dev/null; then
+  disk_full ulimit "$WORK/full/out-ulimit"
+else
+  echo "SKIP: disk full under ulimit -f (cannot lower the file size limit)"
+fi
 
 exit $fail

@@ -1,0 +1,31 @@
+// What io/snapshots.cpp and io/checkpoint.cpp share about the HDF5 library itself: closing
+// identifiers, error text, and the library's shutdown at exit.
+//
+// Why tiersim shuts HDF5 down itself: in HDF5 1.10 (Debian 12 ships 1.10.8) a close that fails,
+// typically H5Fclose whose last flush hits a full disk, frees the object but keeps its identifier
+// (H5F__dest frees the file whatever its flush returned; changed upstream in HDFGroup/hdf5 #2291, 1.14).
+// The library's own atexit handler then closes that identifier again and the process dies with
+// SIGSEGV after the error was reported. So the library's handler is turned off before its first
+// call (H5dont_atexit, from a static initialiser) and tiersim's handler calls H5close() at exit
+// unless some close failed; then the library is left as it is (the process is ending, and every
+// file was closed or abandoned explicitly before).
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+
+namespace tiersim {
+
+// Closes `id` with `close` (H5Fclose, H5Dclose, ...). A failure is remembered (see above) and
+// returned; the identifier must not be used again either way.
+herr_t close_hdf5(hid_t id, herr_t (*close)(hid_t));
+
+// True once a close failed in this process (the library will not be shut down at exit).
+bool hdf5_close_failed();
+
+// The deepest message of the current HDF5 error stack, which it clears: the system's reason for
+// a failed write ("No space left on device") when there is one. "HDF5 error" when the stack is empty.
+std::string hdf5_error_reason();
+
+}  // namespace tiersim
