@@ -54,8 +54,10 @@ double stability_limit(const StencilProblem& p, std::string* what) {
       *what = "wave, leapfrog: dt <= 2 / (c * sqrt(rho)), c = " + fmt(p.speed);
       return wave_dt_limit(rho, p.speed);
     default:
-      *what = "gray-scott, forward Euler: dt <= 2 / (max(Du, Dv) * rho), Du = " + fmt(p.du) + ", Dv = " + fmt(p.dv);
-      return gray_scott_dt_limit(rho, p.du, p.dv);
+      *what = "gray-scott, forward Euler with the reaction terms for U, V in [0, 1]: dt <= 2 / max(Du * rho + 1 + F, "
+              "Dv * rho + F + k), Du = " +
+              fmt(p.du) + ", Dv = " + fmt(p.dv) + ", F = " + fmt(p.feed) + ", k = " + fmt(p.kill);
+      return gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
   }
 }
 
