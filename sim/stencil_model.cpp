@@ -71,13 +71,20 @@ class StencilModel final : public Model {
                     " points on every axis (axis " + "xyz"[a] + " has " + std::to_string(n[a]) + ")");
     std::string what;
     const double limit = stability_limit(p_, &what);
-    if (dt_ > limit && !c.get_bool("stencil.force"))
-      throw Error("run.dt = " + fmt(dt_) + " exceeds the explicit stability limit " + fmt(limit) + " (" + what +
-                  ", rho = |Laplacian| max = " + fmt(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) +
-                  " for R = " + std::to_string(p_.radius) + "); lower run.dt or set stencil.force = true");
+    if (dt_ > limit) {
+      const std::string why = "run.dt = " + fmt(dt_) + " exceeds the explicit stability limit " + fmt(limit) + " (" +
+                              what + ", rho = |Laplacian| max = " +
+                              fmt(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) + " for R = " +
+                              std::to_string(p_.radius) + ")";
+      if (!c.get_bool("stencil.force")) throw Error(why + "; lower run.dt or set stencil.force = true");
+      forced_ = why;
+    }
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_) : make_stencil_cpu(s_, p_);
     initialise(c);
+    // Once the run can start (an error before it stays the one line `main` prints).
+    if (!forced_.empty())
+      std::fprintf(stderr, "tiersim: warning: %s; running anyway (stencil.force = true)\n", forced_.c_str());
     std::ostringstream d;
     d << p_.nx << "x" << p_.ny << "x" << p_.nz << " grid, R = " << p_.radius << " (order " << 2 * p_.radius << "), "
       << (p_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << tiersim::name(p_.equation);
@@ -273,6 +280,7 @@ class StencilModel final : public Model {
   double dt_;
   std::unique_ptr<StencilEngine> eng_;
   std::string describe_;
+  std::string forced_;  // why dt is above the limit, when stencil.force let it through
   double time_ = 0;
   bool source_ = false;
   int src_[3] = {0, 0, 0};

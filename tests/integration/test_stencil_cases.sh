@@ -29,11 +29,22 @@ run gray_scott gs --set grid.n=16 --set run.steps=20 --set run.snapshot_every=10
 grep -q '/fields/U' "$WORK/gs/snapshots.xmf"
 grep -q '/fields/V' "$WORK/gs/snapshots.xmf"
 
-# Unstable dt: refused on one line with the limit, accepted with stencil.force.
-if out=$("$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=1e-3 --out "$WORK/bad" 2>&1); then
-  echo "FAIL: unstable dt accepted"; exit 1
+# Unstable dt: heat.toml's limit is 3.05176e-05 (n = 64, R = 2); 3.1e-5 is just above it. The command
+# is refused on one line with the limit and writes nothing; the same command with stencil.force
+# runs, with one warning on stderr naming the limit; a stable run does not warn.
+unstable=(run cases/heat.toml --backend cpu --set run.dt=3.1e-5 --set run.steps=2 --quiet)
+if out=$("$TIERSIM" "${unstable[@]}" --out "$WORK/bad" 2>&1); then
+  echo "FAIL: unstable dt accepted: $out"; exit 1
 fi
-[[ "$out" == *"exceeds the explicit stability limit 3.05176e-05"* ]] || { echo "FAIL: message: $out"; exit 1; }
-"$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=3.1e-5 --set stencil.force=true --set grid.n=16 \
-  --set run.steps=2 --out "$WORK/forced" --quiet
+[[ "$out" == "tiersim: error: run.dt = 3.1e-05 exceeds the explicit stability limit 3.05176e-05 ("*"stencil.force = true" ]] ||
+  { echo "FAIL: refusal message: $out"; exit 1; }
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "FAIL: refusal is not one line: $out"; exit 1; }
+test ! -e "$WORK/bad" || { echo "FAIL: the refused run wrote $WORK/bad"; exit 1; }
+err=$("$TIERSIM" "${unstable[@]}" --set stencil.force=true --out "$WORK/forced" 2>&1 >/dev/null) ||
+  { echo "FAIL: forced run failed: $err"; exit 1; }
+[[ "$err" == *"tiersim: warning: run.dt = 3.1e-05 exceeds the explicit stability limit 3.05176e-05 ("*"running anyway (stencil.force = true)"* ]] ||
+  { echo "FAIL: forced run did not warn: $err"; exit 1; }
+test -s "$WORK/forced/snapshots.h5" || { echo "FAIL: forced run wrote no output"; exit 1; }
+err=$("$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=3e-5 --set run.steps=2 --quiet --out "$WORK/stable" 2>&1 >/dev/null)
+[[ "$err" != *"warning"* ]] || { echo "FAIL: stable run warned: $err"; exit 1; }
 echo "stencil cases ok"
