@@ -35,6 +35,16 @@ StencilProblem problem_from_case(const Case& c) {
   p.h[2] = c.get_float("grid.hz") > 0 ? c.get_float("grid.hz") : p.h[0];
   p.boundary = c.get_string("grid.boundary") == "fixed" ? Boundary::Fixed : Boundary::Periodic;
   p.boundary_value = c.get_float("grid.boundary_value");
+  if (p.equation == Equation::GrayScott) {
+    // U and V need different values (the reservoir (1, 0) by default): one value for both drains U
+    // (0) or feeds V without bound (1).
+    if (p.boundary == Boundary::Fixed && p.boundary_value != 0)
+      throw Error("grid.boundary_value = " + fmt(p.boundary_value) +
+                  " does not apply to gray-scott: its fixed boundaries hold gray_scott.boundary_u for U and "
+                  "gray_scott.boundary_v for V");
+    p.boundary_value = c.get_float("gray_scott.boundary_u");
+    p.boundary_value_v = c.get_float("gray_scott.boundary_v");
+  }
   p.diffusivity = c.get_float("heat.diffusivity");
   p.speed = c.get_float("wave.speed");
   p.du = c.get_float("gray_scott.du");
@@ -80,6 +90,13 @@ class StencilModel final : public Model {
       forced_ = why;
     }
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
+    // The CUDA engine still fills every field's halo with p_.boundary_value (field 0's); until it uses
+    // p_.field_boundary_value(f) (one line in kernels/cuda/stencil_cuda.cu), V's would be U's.
+    if (s_.backend == Backend::Cuda && p_.equation == Equation::GrayScott && p_.boundary == Boundary::Fixed &&
+        p_.boundary_value != p_.boundary_value_v)
+      throw Error("gray-scott with fixed boundaries of different U and V values (gray_scott.boundary_u = " +
+                  fmt(p_.boundary_value) + ", boundary_v = " + fmt(p_.boundary_value_v) +
+                  ") runs on the CPU backend only for now: use --backend cpu");
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_) : make_stencil_cpu(s_, p_);
     initialise(c);
     // Once the run can start (an error before it stays the one line `main` prints).

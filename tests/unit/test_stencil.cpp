@@ -373,6 +373,94 @@ TEST(StencilGrayScott, UniformStateIsAFixedPointAndSeedsReact) {
   EXPECT_LT(eng->stats(0).min, 1.0);  // U consumed where V sits
 }
 
+// Fixed boundaries hold U and V at their own values (the CPU engine fills each field's halo with
+// StencilProblem::field_boundary_value). From the uniform reservoir (1, 0), one step changes only
+// points next to the boundary, by diffusion alone (the reaction is zero there): a corner point has
+// three halo neighbours, so U = 1 + dt Du 3 (bu - 1) and V = dt Dv 3 bv, to rounding.
+TEST(StencilGrayScott, FixedBoundariesHoldUAndVAtTheirOwnValues) {
+  StencilProblem p;
+  p.equation = Equation::GrayScott;
+  p.nx = 10, p.ny = 9, p.nz = 8;
+  p.boundary = Boundary::Fixed;
+  p.boundary_value = 0.8, p.boundary_value_v = 0.1;
+  ASSERT_EQ(p.field_boundary_value(0), 0.8);
+  ASSERT_EQ(p.field_boundary_value(1), 0.1);
+  auto eng = make_stencil_cpu(cpu(), p);
+  eng->upload(0, std::vector<double>(std::size_t(p.points()), 1.0));
+  eng->upload(1, std::vector<double>(std::size_t(p.points()), 0.0));
+  const double dt = 0.5;
+  eng->step(dt);
+  EXPECT_NEAR(eng->stats(0).min, 1 + dt * p.du * 3 * (0.8 - 1), 1e-15);
+  EXPECT_NEAR(eng->stats(0).max, 1.0, 1e-15);  // interior points away from the boundary
+  EXPECT_NEAR(eng->stats(1).max, dt * p.dv * 3 * 0.1, 1e-15);
+  EXPECT_NEAR(eng->stats(1).min, 0.0, 1e-15);
+  // The wave equation's two levels are both u: they share field 0's value.
+  p.equation = Equation::Wave;
+  EXPECT_EQ(p.field_boundary_value(1), 0.8);
+}
+
+namespace {
+std::string gray_scott_case(const std::string& extra) {
+  return "[run]\nmodel = \"stencil\"\ndt = 0.5\n[strategy]\nbackend = \"cpu\"\nprecision = \"fp64\"\n[grid]\nn = 16\n"
+         "length = 16.0\nboundary = \"fixed\"\n[stencil]\nequation = \"gray-scott\"\n" +
+         extra;
+}
+}  // namespace
+
+// The model hands gray_scott.boundary_u, boundary_v to the engine; with the defaults (the unreacted
+// reservoir (1, 0)) seeded spots react and U stays fed: it neither drains (one value of 0 for both
+// fields did) nor do V's values leave [0, 1] (one value of 1 did).
+TEST(StencilGrayScott, ModelFixedBoundariesUseTheGrayScottKeys) {
+  {
+    const Case c = Case::parse(gray_scott_case("[gray_scott]\nseed_count = 0\nnoise = 0.0\nboundary_u = 0.8\n"
+                                               "boundary_v = 0.1\n"),
+                               "gs.toml");
+    auto m = make_stencil_model(c, strategy_from_case(c));
+    m->step(0.5);
+    const Observables o = m->observe();  // u_mean, v_mean, u_min, u_max, v_min, v_max
+    EXPECT_NEAR(o[2].second, 1 + 0.5 * 0.16 * 3 * (0.8 - 1), 1e-15);
+    EXPECT_NEAR(o[5].second, 0.5 * 0.08 * 3 * 0.1, 1e-15);
+  }
+  {
+    // No seeds: the reservoir next to a reservoir boundary stays one (within the noise, 0.02).
+    const Case c = Case::parse(gray_scott_case("[gray_scott]\nseed_count = 0\n"), "gs.toml");
+    auto m = make_stencil_model(c, strategy_from_case(c));
+    for (int s = 0; s < 600; ++s) m->step(0.5);
+    const Observables o = m->observe();
+    RecordProperty("reservoir_u_min", sci(o[2].second));
+    RecordProperty("reservoir_v_max", sci(o[5].second));
+    EXPECT_GT(o[2].second, 0.98) << "U drained at the boundary";
+    EXPECT_LT(o[5].second, 0.02) << "V fed at the boundary";
+  }
+  // Seeds: spots form and every value stays in [0, 1].
+  const Case c = Case::parse(gray_scott_case("[gray_scott]\nseed_count = 4\n"), "gs.toml");
+  auto m = make_stencil_model(c, strategy_from_case(c));
+  for (int s = 0; s < 600; ++s) m->step(0.5);
+  const Observables o = m->observe();
+  EXPECT_GT(o[1].second, 1e-2) << "no spots";
+  EXPECT_GE(o[2].second, 0.0);
+  EXPECT_LE(o[3].second, 1.0);
+  EXPECT_GE(o[4].second, 0.0);
+  EXPECT_LE(o[5].second, 1.0);
+  // grid.boundary_value would be one value for both fields: refused, pointing at the right keys.
+  const Case bad = Case::parse(gray_scott_case(""), "gs.toml", {"grid.boundary_value=0.5"});
+  try {
+    make_stencil_model(bad, strategy_from_case(bad));
+    FAIL() << "grid.boundary_value accepted for gray-scott";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gray_scott.boundary_u"), std::string::npos) << e.what();
+  }
+  // The CUDA engine fills every halo with field 0's value: refused there until it uses
+  // field_boundary_value (this check runs before any GPU is looked for).
+  const Case gpu = Case::parse(gray_scott_case(""), "gs.toml", {"strategy.backend=cuda"});
+  try {
+    make_stencil_model(gpu, strategy_from_case(gpu));
+    FAIL() << "gray-scott with fixed (1, 0) boundaries accepted on the CUDA backend";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend cpu"), std::string::npos) << e.what();
+  }
+}
+
 // The explicit limits, from random states: bounded at 0.95 of the limit, growing without bound at
 // 1.05 (so the limit is neither too loose nor needlessly tight), for every radius and unequal
 // spacing. Heat: the rms deviation never grows below the limit (forward Euler on a symmetric
