@@ -21,11 +21,18 @@ struct StencilProblem {
   int radius = 1;
   double h[3] = {1, 1, 1};  // spacing per axis
   Boundary boundary = Boundary::Periodic;
+  // Values fixed boundaries hold: boundary_value for field 0 (and for the wave equation's u(t - dt),
+  // which is u too), boundary_value_v for Gray-Scott's V, whose reservoir state differs from U's.
   double boundary_value = 0;
+  double boundary_value_v = 0;
   double diffusivity = 1;            // heat
   double speed = 1;                  // wave
   double du = 0.16, dv = 0.08, feed = 0.035, kill = 0.065;  // gray-scott
   std::int64_t points() const { return std::int64_t(nx) * ny * nz; }
+  // The value field f's halo holds on fixed boundaries (fields numbered as stencil_field_count).
+  double field_boundary_value(int field) const {
+    return equation == Equation::GrayScott && field == 1 ? boundary_value_v : boundary_value;
+  }
 };
 
 // Fields by equation: heat {0: u}; wave {0: u(t), 1: u(t - dt)}; gray-scott {0: U, 1: V}.

@@ -177,7 +177,7 @@ void run_bench_l2(const BenchL2Options& o) {
       const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
       const double dt = 0.5 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
                                : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                              : gray_scott_dt_limit(rho, p.du, p.dv));
+                                                              : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
       s.l2_persist = L2Persist::Off;
       const Measured off = measure_stencil(s, p, init, dt, o);
       for (const std::string& wname : o.windows) {

@@ -80,7 +80,7 @@ void run_bench_stencil(const BenchStencilOptions& o) {
       const double rho = laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]);
       const double dt = 0.5 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
                                : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                              : gray_scott_dt_limit(rho, p.du, p.dv));
+                                                              : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
       for (const auto& ts : (gpu ? o.tilings : std::vector<std::string>{"none"}))
         for (const auto& cs : (gpu ? o.coeffs : std::vector<std::string>{"constant"})) {
           s.tiling = parse_tiling(ts);

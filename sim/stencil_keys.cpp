@@ -14,7 +14,7 @@ void append_stencil_keys(std::vector<KeySpec>& k) {
       {"grid.length", T::Float, "1.0", "domain length along x; spacing = length / nx (same spacing on every axis unless hy, hz are set)", 0, kBig, true},
       {"grid.radius", T::Int, "1", "stencil radius R (order 2R): 1 = 7-point, 4 = 25-point", 1, 4},
       {"grid.boundary", T::String, "\"periodic\"", "boundary condition", -kBig, kBig, false, {"periodic", "fixed"}},
-      {"grid.boundary_value", T::Float, "0.0", "field value held on fixed boundaries", -kBig, kBig},
+      {"grid.boundary_value", T::Float, "0.0", "field value held on fixed boundaries (heat, wave; gray-scott: gray_scott.boundary_u, boundary_v)", -kBig, kBig},
       {"grid.hy", T::Float, "0.0", "spacing along y (0: the x spacing)", 0, kBig},
       {"grid.hz", T::Float, "0.0", "spacing along z (0: the x spacing)", 0, kBig},
       // [stencil]
@@ -45,6 +45,8 @@ void append_stencil_keys(std::vector<KeySpec>& k) {
       {"gray_scott.seed_count", T::Int, "12", "number of seed cubes", 0, 1e6},
       {"gray_scott.seed_size", T::Int, "6", "edge of a seed cube in points", 1, 1e5},
       {"gray_scott.noise", T::Float, "0.02", "amplitude of the uniform noise added to U and V", 0, 1},
+      {"gray_scott.boundary_u", T::Float, "1.0", "U held on fixed boundaries (1, with boundary_v = 0: the unreacted reservoir)", 0, 1},
+      {"gray_scott.boundary_v", T::Float, "0.0", "V held on fixed boundaries", 0, 1},
   };
   k.insert(k.end(), keys.begin(), keys.end());
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <random>
 #include <sstream>
+#include <type_traits>
 
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
@@ -35,6 +36,16 @@ StencilProblem problem_from_case(const Case& c) {
   p.h[2] = c.get_float("grid.hz") > 0 ? c.get_float("grid.hz") : p.h[0];
   p.boundary = c.get_string("grid.boundary") == "fixed" ? Boundary::Fixed : Boundary::Periodic;
   p.boundary_value = c.get_float("grid.boundary_value");
+  if (p.equation == Equation::GrayScott) {
+    // U and V need different values (the reservoir (1, 0) by default): one value for both drains U
+    // (0) or feeds V without bound (1).
+    if (p.boundary == Boundary::Fixed && p.boundary_value != 0)
+      throw Error("grid.boundary_value = " + fmt(p.boundary_value) +
+                  " does not apply to gray-scott: its fixed boundaries hold gray_scott.boundary_u for U and "
+                  "gray_scott.boundary_v for V");
+    p.boundary_value = c.get_float("gray_scott.boundary_u");
+    p.boundary_value_v = c.get_float("gray_scott.boundary_v");
+  }
   p.diffusivity = c.get_float("heat.diffusivity");
   p.speed = c.get_float("wave.speed");
   p.du = c.get_float("gray_scott.du");
@@ -54,8 +65,10 @@ double stability_limit(const StencilProblem& p, std::string* what) {
       *what = "wave, leapfrog: dt <= 2 / (c * sqrt(rho)), c = " + fmt(p.speed);
       return wave_dt_limit(rho, p.speed);
     default:
-      *what = "gray-scott, forward Euler: dt <= 2 / (max(Du, Dv) * rho), Du = " + fmt(p.du) + ", Dv = " + fmt(p.dv);
-      return gray_scott_dt_limit(rho, p.du, p.dv);
+      *what = "gray-scott, forward Euler with the reaction terms for U, V in [0, 1]: dt <= 2 / max(Du * rho + 1 + F, "
+              "Dv * rho + F + k), Du = " +
+              fmt(p.du) + ", Dv = " + fmt(p.dv) + ", F = " + fmt(p.feed) + ", k = " + fmt(p.kill);
+      return gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
   }
 }
 
@@ -69,13 +82,27 @@ class StencilModel final : public Model {
                     " points on every axis (axis " + "xyz"[a] + " has " + std::to_string(n[a]) + ")");
     std::string what;
     const double limit = stability_limit(p_, &what);
-    if (dt_ > limit && !c.get_bool("stencil.force"))
-      throw Error("run.dt = " + fmt(dt_) + " exceeds the explicit stability limit " + fmt(limit) + " (" + what +
-                  ", rho = |Laplacian| max = " + fmt(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) +
-                  " for R = " + std::to_string(p_.radius) + "); lower run.dt or set stencil.force = true");
+    if (dt_ > limit) {
+      const std::string why = "run.dt = " + fmt(dt_) + " exceeds the explicit stability limit " + fmt(limit) + " (" +
+                              what + ", rho = |Laplacian| max = " +
+                              fmt(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) + " for R = " +
+                              std::to_string(p_.radius) + ")";
+      if (!c.get_bool("stencil.force")) throw Error(why + "; lower run.dt or set stencil.force = true");
+      forced_ = why;
+    }
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
+    // The CUDA engine still fills every field's halo with p_.boundary_value (field 0's); until it uses
+    // p_.field_boundary_value(f) (one line in kernels/cuda/stencil_cuda.cu), V's would be U's.
+    if (s_.backend == Backend::Cuda && p_.equation == Equation::GrayScott && p_.boundary == Boundary::Fixed &&
+        p_.boundary_value != p_.boundary_value_v)
+      throw Error("gray-scott with fixed boundaries of different U and V values (gray_scott.boundary_u = " +
+                  fmt(p_.boundary_value) + ", boundary_v = " + fmt(p_.boundary_value_v) +
+                  ") runs on the CPU backend only for now: use --backend cpu");
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_) : make_stencil_cpu(s_, p_);
     initialise(c);
+    // Once the run can start (an error before it stays the one line `main` prints).
+    if (!forced_.empty())
+      std::fprintf(stderr, "tiersim: warning: %s; running anyway (stencil.force = true)\n", forced_.c_str());
     std::ostringstream d;
     d << p_.nx << "x" << p_.ny << "x" << p_.nz << " grid, R = " << p_.radius << " (order " << 2 * p_.radius << "), "
       << (p_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << tiersim::name(p_.equation);
@@ -230,6 +257,33 @@ class StencilModel final : public Model {
     });
   }
 
+  // The engines' discrete Laplacian of an interior field, on the host (halo from the boundary condition).
+  std::vector<double> host_laplacian(const std::vector<double>& u) const {
+    HostGrid<double> grid(p_.nx, p_.ny, p_.nz, p_.radius);
+    grid.set_interior(u.data());
+    const GridView<double> g = grid.view();
+    fill_halo_host(g, p_.boundary, p_.field_boundary_value(0));
+    const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(p_.radius, p_.h[0], p_.h[1], p_.h[2]);
+    std::vector<double> out(u.size());
+    auto sweep = [&](auto radius) {
+      constexpr int R = decltype(radius)::value;
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < p_.nz; ++k)
+        for (int j = 0; j < p_.ny; ++j)
+          for (int i = 0; i < p_.nx; ++i)
+            out[(std::size_t(k) * p_.ny + j) * p_.nx + i] = laplacian<R>(cf, g(i, j, k), [&](int a, int o) {
+              return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o);
+            });
+    };
+    switch (p_.radius) {
+      case 1: sweep(std::integral_constant<int, 1>{}); break;
+      case 2: sweep(std::integral_constant<int, 2>{}); break;
+      case 3: sweep(std::integral_constant<int, 3>{}); break;
+      default: sweep(std::integral_constant<int, 4>{}); break;
+    }
+    return out;
+  }
+
   void initialise(const Case& c) {
     if (p_.equation == Equation::Heat) {
       eng_->upload(0, gaussian(c.get_float("heat.pulse_width"), c.get_float("heat.amplitude"),
@@ -248,9 +302,15 @@ class StencilModel final : public Model {
         src_t0_ = c.get_float("wave.source_delay") > 0 ? c.get_float("wave.source_delay") : 1.2 / src_f_;
         src_amp_ = c.get_float("wave.source_amplitude");
       } else if (init == "pulse") {
+        // At rest at t = 0: u(-dt) = u + (c dt)^2 / 2 lap u (Taylor, u_t = 0, u_tt = c^2 lap u). Leaving
+        // u(-dt) = u would put the rest at t = -dt/2: an error of first order in dt.
         const auto u = gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
+        const auto lap = host_laplacian(u);
+        std::vector<double> prev(u.size());
+        const double half_c2dt2 = 0.5 * p_.speed * p_.speed * dt_ * dt_;
+        for (std::size_t q = 0; q < u.size(); ++q) prev[q] = u[q] + half_c2dt2 * lap[q];
         eng_->upload(0, u);
-        eng_->upload(1, u);  // at rest
+        eng_->upload(1, prev);
       } else {
         // sin(kx x) sin(ky y) sin(kz z) cos(w t): u(0) and u(-dt) exactly.
         const double m = double(c.get_int("wave.mode"));
@@ -293,6 +353,7 @@ class StencilModel final : public Model {
   double dt_;
   std::unique_ptr<StencilEngine> eng_;
   std::string describe_;
+  std::string forced_;  // why dt is above the limit, when stencil.force let it through
   double time_ = 0;
   bool source_ = false;
   int src_[3] = {0, 0, 0};

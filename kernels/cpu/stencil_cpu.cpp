@@ -51,7 +51,7 @@ class StencilCpu final : public StencilEngine {
   void step(double dt) override {
     const int ns = p_.equation == Equation::GrayScott ? 2 : 1;  // fields the stencil reads
     auto t0 = Clock::now();
-    for (int f = 0; f < ns; ++f) fill_halo(cur_[f].view());
+    for (int f = 0; f < ns; ++f) fill_halo(cur_[f].view(), p_.field_boundary_value(f));
     record("stencil_halo_cpu", t0, double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius) * 2 * sizeof(T), 0,
            double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius));
     t0 = Clock::now();
@@ -89,7 +89,7 @@ class StencilCpu final : public StencilEngine {
 
   double wave_energy(double dt) override {
     if (p_.equation != Equation::Wave) return 0;
-    fill_halo(cur_[1].view());  // u_prev's halo: the last step filled u's, not this one's
+    fill_halo(cur_[1].view(), p_.field_boundary_value(1));  // u_prev's: the last step filled u's only
     switch (p_.radius) {
       case 1: return energy<1>(dt);
       case 2: return energy<2>(dt);
@@ -111,8 +111,8 @@ class StencilCpu final : public StencilEngine {
   // One parallel region for the three passes (threads split the planes of each box); the
   // barrier after each axis keeps the passes in order, since edges and corners read the
   // earlier passes. Small halos are filled serially: a parallel region costs more than they do.
-  void fill_halo(const GridView<T>& g) const {
-    const T value = T(p_.boundary_value);
+  void fill_halo(const GridView<T>& g, double boundary_value) const {
+    const T value = T(boundary_value);
     const bool parallel = halo_points(g.nx, g.ny, g.nz, g.r) > (1 << 17);
 #pragma omp parallel if (parallel)
     for (int axis = 0; axis < 3; ++axis)

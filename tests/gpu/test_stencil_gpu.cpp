@@ -57,7 +57,7 @@ double stable_dt(const StencilProblem& p, double fraction) {
   const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
   const double lim = p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
                      : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                    : gray_scott_dt_limit(rho, p.du, p.dv);
+                                                    : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
   return fraction * lim;
 }
 

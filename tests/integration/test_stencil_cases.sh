@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The three stencil cases run from the CLI (CPU backend, reduced sizes) and write a grid time
-# series: fields in snapshots.h5, a 3DCoRectMesh temporal collection in snapshots.xmf, telemetry
-# rows for the halo fill and the update kernel. An unstable dt is refused with the limit named.
+# series: fields in snapshots.h5, read back through the HDF5 API (check_output_readable.py, and
+# check_stencil_fields.py: shape, steps, times, origin/spacing, observables, index = step files),
+# a 3DCoRectMesh temporal collection in snapshots.xmf, telemetry rows for the halo fill and the
+# update kernel. An unstable dt is refused with the limit named.
 set -eu
 TIERSIM=$1
 WORK=$2
 rm -rf "$WORK"; mkdir -p "$WORK"
 cd "$(dirname "$0")/../.."
+PY=/usr/bin/python3
+$PY -c "import h5py" 2>/dev/null || { echo "SKIP: /usr/bin/python3 without h5py (scripts/setup installs python3-h5py)"; exit 77; }
 
 run() {  # run <case> <name> <args...>
   local c=$1 n=$2; shift 2
@@ -16,24 +20,42 @@ run() {  # run <case> <name> <args...>
   done
   grep -q 'CollectionType="Temporal"' "$WORK/$n/snapshots.xmf" || { echo "FAIL: $n: no temporal collection"; exit 1; }
   grep -q '3DCoRectMesh' "$WORK/$n/snapshots.xmf" || { echo "FAIL: $n: no 3DCoRectMesh"; exit 1; }
+  $PY tests/integration/check_output_readable.py "$WORK/$n" >/dev/null || { echo "FAIL: $n: output unreadable"; exit 1; }
   echo "ok: $c"
 }
-run heat heat --set grid.n=24 --set run.steps=10 --set run.snapshot_every=5 --set run.dt=1e-4
+# Unequal nx, ny, nz: the [T][nz][ny][nx] order is checked, not assumed.
+run heat heat --set grid.nx=24 --set grid.ny=20 --set grid.nz=16 --set run.steps=10 --set run.snapshot_every=5 \
+  --set run.dt=1e-4
+$PY tests/integration/check_stencil_fields.py "$WORK/heat" heat 24 20 16 0.041666666666666667 1e-4 0 5 10
 grep -q '/fields/u' "$WORK/heat/snapshots.xmf"
 [ "$(grep -c '3DCoRectMesh' "$WORK/heat/snapshots.xmf")" -ge 3 ] || { echo "FAIL: heat: expected 3 time steps"; exit 1; }
 grep -q 'stencil_heat_cpu' "$WORK/heat/telemetry.csv"
 grep -q 'stencil_halo_cpu' "$WORK/heat/telemetry.csv"
-run wave wave --set grid.n=24 --set run.steps=20 --set run.snapshot_every=10
+run wave wave --set grid.nx=24 --set grid.ny=22 --set grid.nz=20 --set run.steps=20 --set run.snapshot_every=10
+$PY tests/integration/check_stencil_fields.py "$WORK/wave" wave 24 22 20 0.041666666666666667 8e-4 0 10 20
 grep -q '/fields/u' "$WORK/wave/snapshots.xmf"
-run gray_scott gs --set grid.n=16 --set run.steps=20 --set run.snapshot_every=10
+run gray_scott gs --set grid.nx=16 --set grid.ny=12 --set grid.nz=10 --set grid.length=16.0 --set run.steps=20 \
+  --set run.snapshot_every=10
+$PY tests/integration/check_stencil_fields.py "$WORK/gs" gray-scott 16 12 10 1.0 0.5 0 10 20
 grep -q '/fields/U' "$WORK/gs/snapshots.xmf"
 grep -q '/fields/V' "$WORK/gs/snapshots.xmf"
 
-# Unstable dt: refused on one line with the limit, accepted with stencil.force.
-if out=$("$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=1e-3 --out "$WORK/bad" 2>&1); then
-  echo "FAIL: unstable dt accepted"; exit 1
+# Unstable dt: heat.toml's limit is 3.05176e-05 (n = 64, R = 2); 3.1e-5 is just above it. The command
+# is refused on one line with the limit and writes nothing; the same command with stencil.force
+# runs, with one warning on stderr naming the limit; a stable run does not warn.
+unstable=(run cases/heat.toml --backend cpu --set run.dt=3.1e-5 --set run.steps=2 --quiet)
+if out=$("$TIERSIM" "${unstable[@]}" --out "$WORK/bad" 2>&1); then
+  echo "FAIL: unstable dt accepted: $out"; exit 1
 fi
-[[ "$out" == *"exceeds the explicit stability limit 3.05176e-05"* ]] || { echo "FAIL: message: $out"; exit 1; }
-"$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=3.1e-5 --set stencil.force=true --set grid.n=16 \
-  --set run.steps=2 --out "$WORK/forced" --quiet
+[[ "$out" == "tiersim: error: run.dt = 3.1e-05 exceeds the explicit stability limit 3.05176e-05 ("*"stencil.force = true" ]] ||
+  { echo "FAIL: refusal message: $out"; exit 1; }
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "FAIL: refusal is not one line: $out"; exit 1; }
+test ! -e "$WORK/bad" || { echo "FAIL: the refused run wrote $WORK/bad"; exit 1; }
+err=$("$TIERSIM" "${unstable[@]}" --set stencil.force=true --out "$WORK/forced" 2>&1 >/dev/null) ||
+  { echo "FAIL: forced run failed: $err"; exit 1; }
+[[ "$err" == *"tiersim: warning: run.dt = 3.1e-05 exceeds the explicit stability limit 3.05176e-05 ("*"running anyway (stencil.force = true)"* ]] ||
+  { echo "FAIL: forced run did not warn: $err"; exit 1; }
+test -s "$WORK/forced/snapshots.h5" || { echo "FAIL: forced run wrote no output"; exit 1; }
+err=$("$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=3e-5 --set run.steps=2 --quiet --out "$WORK/stable" 2>&1 >/dev/null)
+[[ "$err" != *"warning"* ]] || { echo "FAIL: stable run warned: $err"; exit 1; }
 echo "stencil cases ok"
