@@ -77,7 +77,11 @@ int main(int argc, char** argv) {
   run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(CLI::NonNegativeNumber);
   run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(CLI::NonNegativeNumber);
   run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
-  run->add_option("--set", sets, "override a case key: section.key=value (repeatable)")->take_all();
+  // One value per occurrence: a vector option would otherwise also take the case path after it
+  // (`run --set nbody.count=64 cases/plummer.toml`).
+  run->add_option("--set", sets, "override a case key: section.key=value (repeatable, one per --set)")
+      ->take_all()
+      ->allow_extra_args(false);
   run->add_option("--format", formats, "output formats: xdmf (always) and optionally vtk, e.g. xdmf,vtk");
   run->add_option("--counters", ro.counters_every,
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
