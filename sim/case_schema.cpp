@@ -1,5 +1,6 @@
 // Every key a case file may hold. Add a key here and it is validated, overridable with --set,
-// listed by `tiersim keys` and stored with the output.
+// listed by `tiersim keys`, documented in cases/example.toml (`tiersim keys --toml`; a required
+// key needs an example value) and stored with the output.
 #include "sim/case.hpp"
 
 namespace tiersim {
@@ -13,10 +14,10 @@ constexpr double kBig = 1e308;
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> k = {
       // [run]
-      {"run.model", T::String, "", "which model: nbody or stencil", -kBig, kBig, false, {"nbody", "stencil"}},
+      {"run.model", T::String, "", "which model: nbody or stencil", -kBig, kBig, false, {"nbody", "stencil"}, "\"nbody\""},
       {"run.title", T::String, "\"\"", "free text stored with the output"},
       {"run.steps", T::Int, "100", "time steps to take", 0, 1e12},
-      {"run.dt", T::Float, "", "time step (simulation units)", 0, kBig, true},
+      {"run.dt", T::Float, "", "time step (simulation units)", 0, kBig, true, {}, "0.01"},
       {"run.snapshot_every", T::Int, "10", "write a snapshot every N steps (0: first and last only)", 0, 1e12},
       {"run.diagnostics_every", T::Int, "1", "compute diagnostics (energies, momenta, field sums) every N steps", 1, 1e12},
       {"run.checkpoint_every", T::Int, "0", "write a restart checkpoint every N steps (0: with each snapshot)", 0, 1e12},

@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "Build options, OpenMP threads and GPU properties");
   auto* keys = app.add_subcommand("keys", "Every case-file key, its type, default and meaning (Markdown)");
+  bool keys_toml = false;
+  keys->add_flag("--toml", keys_toml,
+                 "print a runnable example case instead, every key commented with its meaning, type, range and "
+                 "default (cases/example.toml)");
   tiersim::CompareOptions co;
   tiersim::register_compare(app, co);
   auto* bench = app.add_subcommand("bench", "Benchmarks of the kernels, by model");
@@ -109,7 +113,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*keys) {
-      std::printf("%s", tiersim::case_keys_markdown().c_str());
+      std::printf("%s", (keys_toml ? tiersim::case_example_toml() : tiersim::case_keys_markdown()).c_str());
       return 0;
     }
     if (app.got_subcommand("compare")) return tiersim::run_compare(co);

@@ -43,4 +43,11 @@ ok "compare lists before the case" compare --backend cpu --layout aos,soa --set 
 n=$(grep -c "nbody_forces" "$WORK/d/compare.csv" 2>/dev/null || echo 0)
 [ "$n" -eq 2 ] && echo "ok: compare ran both layouts" || { echo "FAIL: compare.csv has $n force rows, expected 2"; fail=1; }
 
+# The commented example case is `tiersim keys --toml`, and it runs as written.
+if "$TIERSIM" keys --toml | cmp -s - cases/example.toml; then echo "ok: cases/example.toml is tiersim keys --toml"
+else echo "FAIL: cases/example.toml differs from tiersim keys --toml"; fail=1; fi
+ok "cases/example.toml runs" run cases/example.toml --backend cpu --steps 2 --set nbody.count=256 -q --out "$WORK/e"
+stored "$WORK/e" 'model = "nbody"'
+stored "$WORK/e" "count = 256"
+
 exit $fail

@@ -123,3 +123,65 @@ TEST(CaseFile, ReadmeKeyTableMatchesTheSchema) {
   EXPECT_NE(ss.str().find(case_keys_markdown()), std::string::npos)
       << "README.md's key table is out of date: replace it with the output of `tiersim keys`";
 }
+
+namespace {
+std::string read_source_file(const std::string& relative) {
+  std::ifstream f(std::string(TIERSIM_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+// cases/example.toml is the schema's own (`tiersim keys --toml`), like the README table.
+TEST(CaseFile, ExampleCaseIsTheGeneratedOne) {
+  const std::string committed = read_source_file("cases/example.toml");
+  ASSERT_FALSE(committed.empty()) << "cases/example.toml is missing";
+  EXPECT_EQ(committed, case_example_toml())
+      << "cases/example.toml is out of date: replace it with the output of `tiersim keys --toml`";
+}
+
+// The example runs as written (required keys set, nothing else given) and documents every key
+// at its default: uncommenting each "# key = value" line of a section gives every key of the
+// schema, each at its default, with its meaning, type and default in the comment above it.
+TEST(CaseFile, ExampleCaseSetsRequiredKeysAndDocumentsEveryKeyAtItsDefault) {
+  const std::string text = case_example_toml();
+  const Case as_written = Case::parse(text, "example.toml");
+  for (const auto& s : case_schema()) {
+    EXPECT_EQ(as_written.was_given(s.key), s.default_value.empty()) << s.key;
+  }
+  EXPECT_EQ(as_written.get_string("run.model"), "nbody");
+
+  std::istringstream in(text);
+  std::string line, section, uncommented, previous_comments;
+  int assignments = 0;
+  while (std::getline(in, line)) {
+    if (line.starts_with("[")) section = line.substr(1, line.find(']') - 1);
+    std::string body = line.starts_with("# ") ? line.substr(2) : line;
+    const auto eq = body.find(" = ");
+    bool is_key = false;
+    if (!section.empty() && eq != std::string::npos)
+      for (const auto& s : case_schema())
+        if (s.key == section + "." + body.substr(0, eq)) {
+          is_key = true;
+          // The comment block above names the type and the default (or says it is required).
+          EXPECT_NE(previous_comments.find(s.default_value.empty() ? "; required" : "; default " + s.default_value),
+                    std::string::npos) << s.key << ":\n" << previous_comments;
+          EXPECT_NE(previous_comments.find(s.doc.substr(0, 20)), std::string::npos) << s.key;
+        }
+    if (is_key) {
+      ++assignments;
+      uncommented += body + "\n";
+      previous_comments.clear();
+    } else {
+      uncommented += line + "\n";
+      previous_comments += line.starts_with("# ") ? line + "\n" : "";
+    }
+  }
+  EXPECT_EQ(assignments, static_cast<int>(case_schema().size()));
+  const Case all = Case::parse(uncommented, "example-uncommented.toml");
+  for (const auto& s : case_schema()) EXPECT_TRUE(all.was_given(s.key)) << s.key << " is not in the example";
+  // Every value shown is the default: the uncommented example's effective case is as_written's.
+  EXPECT_EQ(all.effective_toml().substr(all.effective_toml().find('\n')),
+            as_written.effective_toml().substr(as_written.effective_toml().find('\n')));
+}
