@@ -1,5 +1,6 @@
 // tiersim: the command line. Subcommands: run, info, bench, keys. Every error the user can
 // cause ends here as one line "tiersim: error: ..." and a non-zero exit.
+#include <hdf5.h>
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
@@ -15,12 +16,31 @@
 
 namespace {
 
+// The compiler this binary was built with (the library is built with the same one).
+std::string compiler_text() {
+  char buf[64];
+#if defined(__clang__)
+  std::snprintf(buf, sizeof buf, "Clang %d.%d.%d", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+  std::snprintf(buf, sizeof buf, "GCC %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+  std::snprintf(buf, sizeof buf, "an unknown C++ compiler");
+#endif
+  return buf;
+}
+
 void print_info() {
   using namespace tiersim;
   std::printf("tiersim %s\n", TIERSIM_VERSION);
-  std::printf("build: CUDA backend %s", cuda_compiled() ? "compiled in" : "not compiled in");
+  // What someone reporting numbers needs to say about the build.
+  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+  H5get_libversion(&h5_major, &h5_minor, &h5_release);  // the library linked, not the headers
+  const std::string build_type = TIERSIM_BUILD_TYPE;
+  std::printf("build: %s, %s, HDF5 %u.%u.%u\n", build_type.empty() ? "no build type" : build_type.c_str(),
+              compiler_text().c_str(), h5_major, h5_minor, h5_release);
+  std::printf("backends: CUDA %s", cuda_compiled() ? "compiled in" : "not compiled in");
 #ifdef TIERSIM_CUDA_ARCHS
-  std::printf(" (sm_%s)", TIERSIM_CUDA_ARCHS);
+  std::printf(" (architectures %s)", TIERSIM_CUDA_ARCHS);
 #endif
 #ifdef TIERSIM_HAVE_VTK
   std::printf(", VTK output on");

@@ -43,6 +43,15 @@ ok "compare lists before the case" compare --backend cpu --layout aos,soa --set 
 n=$(grep -c "nbody_forces" "$WORK/d/compare.csv" 2>/dev/null || echo 0)
 [ "$n" -eq 2 ] && echo "ok: compare ran both layouts" || { echo "FAIL: compare.csv has $n force rows, expected 2"; fail=1; }
 
+# tiersim info names the build (type, compiler, HDF5) and, with CUDA, the architectures.
+info=$("$TIERSIM" info 2>&1)
+if printf '%s\n' "$info" | grep -Eq '^build: [A-Za-z]+, (GCC|Clang) [0-9]+\.[0-9]+\.[0-9]+, HDF5 [0-9]+\.[0-9]+\.[0-9]+$'; then
+  echo "ok: info names build type, compiler and HDF5"
+else echo "FAIL: info lacks 'build: TYPE, COMPILER X.Y.Z, HDF5 X.Y.Z':"; echo "$info"; fail=1; fi
+if printf '%s\n' "$info" | grep -q "CUDA compiled in" && ! printf '%s\n' "$info" | grep -Eq "CUDA compiled in \(architectures [0-9a-z,-]+\)"; then
+  echo "FAIL: info does not name the CUDA architectures:"; echo "$info"; fail=1
+else echo "ok: info names the CUDA architectures where CUDA is compiled in"; fi
+
 # The commented example case is `tiersim keys --toml`, and it runs as written.
 if "$TIERSIM" keys --toml | cmp -s - cases/example.toml; then echo "ok: cases/example.toml is tiersim keys --toml"
 else echo "FAIL: cases/example.toml differs from tiersim keys --toml"; fail=1; fi
