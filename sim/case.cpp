@@ -79,6 +79,14 @@ std::string format_float(double v) {
   return s;
 }
 
+// A bound of a key's range as people write it: integers as integers.
+std::string bound_text(KeySpec::Type type, double v) {
+  char buf[64];
+  if (type == KeySpec::Type::Int) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
 std::string quote(const std::string& s) {
   std::string out = "\"";
   for (const char ch : s) {
@@ -98,9 +106,9 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
       const auto v = node.as_integer()->get();
       if (double(v) < spec.min || double(v) > spec.max || (spec.min_exclusive && double(v) <= spec.min)) {
         char buf[160];
-        std::snprintf(buf, sizeof buf, "%lld is out of range (%s %.15g%s)", static_cast<long long>(v),
-                      spec.min_exclusive ? "must be >" : "must be >=", spec.min,
-                      spec.max < 1e300 ? (" and <= " + format_float(spec.max)).c_str() : "");
+        std::snprintf(buf, sizeof buf, "%lld is out of range (%s %s%s)", static_cast<long long>(v),
+                      spec.min_exclusive ? "must be >" : "must be >=", bound_text(spec.type, spec.min).c_str(),
+                      spec.max < 1e300 ? (" and <= " + bound_text(spec.type, spec.max)).c_str() : "");
         throw Error(prefix + buf);
       }
       return std::to_string(v);
@@ -325,14 +333,6 @@ std::string case_keys_markdown() {
 }
 
 namespace {
-
-// A bound of a key's range as people write it: integers as integers.
-std::string bound_text(KeySpec::Type type, double v) {
-  char buf[64];
-  if (type == KeySpec::Type::Int) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.15g", v);
-  return buf;
-}
 
 // "int, >= 0 and <= 1000000000000", "float, > 0", "string: aos | soa", "true | false".
 std::string type_and_range(const KeySpec& s) {

@@ -64,6 +64,26 @@ void print_info() {
   std::printf("  driver %d, runtime %d\n", d.driver_version, d.runtime_version);
 }
 
+// CLI11 reports an unknown subcommand ("tiersim frobnicate") as a missing one: name the word it
+// did not know and the subcommands there are, at the level where one was required.
+std::string subcommand_error(const CLI::App* app, const CLI::Error& e) {
+  if (e.get_name() != "RequiredError" || std::string(e.what()).find("subcommand") == std::string::npos) return e.what();
+  const CLI::App* at = app;  // the deepest subcommand given (tiersim bench ...)
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  std::string path = "tiersim", names;
+  for (const CLI::App* p = at; p && p->get_parent(); p = p->get_parent()) path.insert(7, " " + p->get_name());
+  for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  std::string unknown;
+  for (const std::string& arg : at->remaining())
+    if (!arg.empty() && arg[0] != '-') {
+      unknown = arg;
+      break;
+    }
+  if (unknown.empty()) return path + ": a subcommand is required (" + names + ")";
+  return path + ": unknown subcommand '" + unknown + "' (expected " + names + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,8 +91,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
   app.require_subcommand(1);
   // Parse errors are one line too (CLI11's default adds a second "Run with --help" line).
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("tiersim: error: ") + e.what() + " (see --help)\n";
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return std::string("tiersim: error: ") + subcommand_error(a, e) + " (see --help)\n";
   });
 
   // run

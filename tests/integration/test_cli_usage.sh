@@ -52,6 +52,23 @@ if printf '%s\n' "$info" | grep -q "CUDA compiled in" && ! printf '%s\n' "$info"
   echo "FAIL: info does not name the CUDA architectures:"; echo "$info"; fail=1
 else echo "ok: info names the CUDA architectures where CUDA is compiled in"; fi
 
+# An unknown subcommand is named, with the ones there are (CLI11 alone says "A subcommand is required").
+# one_line_error <expected> <args...>
+one_line_error() {
+  local expected=$1; shift
+  local out rc
+  out=$("$TIERSIM" "$@" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] && [[ "$out" == *"$expected"* ]]; then echo "ok: $expected"
+  else echo "FAIL: tiersim $*: rc=$rc, expected '$expected', got: $out"; fail=1; fi
+}
+one_line_error "tiersim: unknown subcommand 'frobnicate' (expected run, info, keys, compare, bench)" frobnicate
+one_line_error "tiersim bench: unknown subcommand 'frobnicate' (expected nbody, stencil, l2)" bench frobnicate
+one_line_error "tiersim: a subcommand is required (run, info, keys, compare, bench)"
+# A collision needs two bodies: the message names the key and the value.
+one_line_error 'nbody.count: 1 is too few for nbody.ic = "collision"' run cases/collision.toml --backend cpu --set nbody.count=1 \
+  --out "$WORK/f"
+[ ! -e "$WORK/f" ] || { echo "FAIL: a refused collision left $WORK/f"; fail=1; }
+
 # The commented example case is `tiersim keys --toml`, and it runs as written.
 if "$TIERSIM" keys --toml | cmp -s - cases/example.toml; then echo "ok: cases/example.toml is tiersim keys --toml"
 else echo "FAIL: cases/example.toml differs from tiersim keys --toml"; fail=1; fi

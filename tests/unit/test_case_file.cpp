@@ -73,6 +73,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown section", base + "[bogus]\nx = 1\n", {}, "bogus.x: unknown key"},
         BadCase{"wrong type", base + "[nbody]\ncount = \"many\"\n", {}, "case.toml:5: nbody.count: expected an integer"},
         BadCase{"negative count", base + "[nbody]\ncount = -3\n", {}, "nbody.count: -3 is out of range"},
+        // Integer bounds print as integers (not 2147483647.0).
+        BadCase{"count too large", base + "[nbody]\ncount = 3000000000\n", {}, "case.toml:5: nbody.count: 3000000000 is out of range (must be >= 1 and <= 2147483647)"},
+        BadCase{"override steps too large", base, {"run.steps=2000000000000"}, "--set run.steps: 2000000000000 is out of range (must be >= 0 and <= 1000000000000)"},
         BadCase{"dt zero", "[run]\nmodel = \"nbody\"\ndt = 0.0\n", {}, "case.toml:3: run.dt: 0 is out of range (must be > 0"},
         BadCase{"dt negative", "[run]\nmodel = \"nbody\"\ndt = -1\n", {}, "run.dt: -1 is out of range"},
         BadCase{"softening negative", base + "[nbody]\nsoftening = -0.1\n", {}, "nbody.softening: -0.1 is out of range"},
