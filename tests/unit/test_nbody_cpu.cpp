@@ -7,6 +7,7 @@
 #include <random>
 #include <tuple>
 
+#include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
 #include "sim/case.hpp"
@@ -267,6 +268,33 @@ TEST(NbodyCpu, RadiusKeyMeansWhatItsDocumentationSays) {
   EXPECT_LT(rc.back(), 2 * R * 1.01);  // (the centre-of-mass shift is far below 1%)
   EXPECT_GT(rc.back(), 1.5 * R);
   EXPECT_NEAR(rc[rc.size() / 2], 1.678 * R / 4, 0.05 * R);
+}
+
+// Every kernel goes through one recording path, the diagnostics included: one nbody_potential
+// record per diagnostics() with its cost model, stamped with the step that ran it.
+TEST_P(NbodyCpuPrecisions, DiagnosticsAreRecordedLikeEveryKernel) {
+  const int n = 100;
+  Strategy s;
+  s.precision = GetParam();
+  auto e = make_nbody_cpu(s, n, {1.0, 0.05});
+  e->upload(make_plummer(n, 1.0, 1.0, 1.0, 9));
+  (void)e->take_records(true);
+  set_telemetry_step(7);
+  (void)e->diagnostics();
+  const std::vector<KernelRecord> recs = e->take_records(true);
+  set_telemetry_step(0);
+  ASSERT_EQ(recs.size(), 1u);
+  const KernelRecord& r = recs[0];
+  const double scalar = GetParam() == Precision::Fp64 ? 8 : 4;
+  EXPECT_EQ(r.kernel, "nbody_potential");
+  EXPECT_EQ(r.step, 7);
+  EXPECT_EQ(r.strategy, std::string("cpu/soa/") + name(GetParam()));
+  EXPECT_GE(r.ms, 0.0);
+  EXPECT_EQ(r.bytes_compulsory, n * 7 * scalar);  // position, velocity, mass read once
+  EXPECT_EQ(r.bytes_modelled, r.bytes_compulsory);
+  EXPECT_EQ(r.work, double(n) * (n - 1));
+  EXPECT_EQ(r.work_unit, "interactions");
+  EXPECT_EQ(r.flops, 13.0 * n * (n - 1) + 32.0 * n);
 }
 
 }  // namespace
