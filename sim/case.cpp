@@ -80,6 +80,14 @@ std::string format_float(double v) {
   return s;
 }
 
+// A bound of a key's range as people write it: integers as integers.
+std::string bound_text(KeySpec::Type type, double v) {
+  char buf[64];
+  if (type == KeySpec::Type::Int) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
 std::string quote(const std::string& s) {
   std::string out = "\"";
   for (const char ch : s) {
@@ -99,9 +107,9 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
       const auto v = node.as_integer()->get();
       if (double(v) < spec.min || double(v) > spec.max || (spec.min_exclusive && double(v) <= spec.min)) {
         char buf[160];
-        std::snprintf(buf, sizeof buf, "%lld is out of range (%s %.15g%s)", static_cast<long long>(v),
-                      spec.min_exclusive ? "must be >" : "must be >=", spec.min,
-                      spec.max < 1e300 ? (" and <= " + format_float(spec.max)).c_str() : "");
+        std::snprintf(buf, sizeof buf, "%lld is out of range (%s %s%s)", static_cast<long long>(v),
+                      spec.min_exclusive ? "must be >" : "must be >=", bound_text(spec.type, spec.min).c_str(),
+                      spec.max < 1e300 ? (" and <= " + bound_text(spec.type, spec.max)).c_str() : "");
         throw Error(prefix + buf);
       }
       return std::to_string(v);
@@ -325,6 +333,82 @@ std::string case_keys_markdown() {
     }
     os << "| `" << s.key << "` | " << type << " | " << (s.default_value.empty() ? "required" : "`" + s.default_value + "`")
        << " | " << s.doc << " |\n";
+  }
+  return os.str();
+}
+
+namespace {
+
+// "int, >= 0 and <= 1000000000000", "float, > 0", "string: aos | soa", "true | false".
+std::string type_and_range(const KeySpec& s) {
+  switch (s.type) {
+    case KeySpec::Type::Bool: return "true | false";
+    case KeySpec::Type::String: {
+      if (s.choices.empty()) return "string";
+      std::string t = "string: ";
+      for (std::size_t i = 0; i < s.choices.size(); ++i) t += (i ? " | " : "") + s.choices[i];
+      return t;
+    }
+    case KeySpec::Type::Int:
+    case KeySpec::Type::Float: {
+      std::string t = s.type == KeySpec::Type::Int ? "int" : "float";
+      const bool lo = s.min > -1e300, hi = s.max < 1e300;
+      if (lo) t += std::string(s.min_exclusive ? ", > " : ", >= ") + bound_text(s.type, s.min);
+      if (hi) t += (lo ? " and <= " : ", <= ") + bound_text(s.type, s.max);
+      return t;
+    }
+  }
+  return "?";
+}
+
+// Comment lines "# ..." of at most `width` characters, broken at spaces.
+std::string comment_wrapped(const std::string& text, std::size_t width = 98) {
+  std::string out, line;
+  std::istringstream words(text);
+  std::string w;
+  while (words >> w) {
+    if (!line.empty() && line.size() + 1 + w.size() > width - 2) {
+      out += "# " + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+  }
+  if (!line.empty()) out += "# " + line + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string case_example_toml() {
+  std::ostringstream os;
+  os << "# tiersim example case: every key a case file may hold, with its meaning, type, range and\n"
+        "# default. Generated from the key schema (sim/case_schema.cpp) by `tiersim keys --toml`; a test\n"
+        "# keeps cases/example.toml equal to it, so change the schema, not this file.\n"
+        "#\n"
+        "# The required keys are set; every other key is shown commented out at its default: uncomment a\n"
+        "# line to change it. As written this runs an N-body Plummer sphere ("
+     << find_spec("nbody.count")->default_value << " bodies, " << find_spec("run.steps")->default_value
+     << " steps):\n"
+        "#   tiersim run cases/example.toml\n"
+        "# Command-line flags (--backend, --layout, --steps, ...) override the file, and --set\n"
+        "# section.key=value overrides both. Sections a model does not use are ignored by it: [kepler],\n"
+        "# [collision] and [galaxy] go with nbody.ic; [grid], [stencil] and one equation section with\n"
+        "# run.model = \"stencil\".\n";
+  std::string section;
+  for (const auto& s : case_schema()) {
+    const auto dot = s.key.find('.');
+    const std::string sec = s.key.substr(0, dot), name = s.key.substr(dot + 1);
+    if (sec != section) {
+      os << "\n[" << sec << "]\n";
+      section = sec;
+    }
+    const bool required = s.default_value.empty();
+    if (required && s.example.empty())
+      throw Error(s.key + ": a required key needs an example value in the schema (sim/case_schema.cpp)");
+    os << "\n" << comment_wrapped(s.doc)
+       << comment_wrapped(type_and_range(s) + "; " + (required ? "required" : "default " + s.default_value));
+    if (required) os << name << " = " << s.example << "\n";
+    else os << "# " << name << " = " << s.default_value << "\n";
   }
   return os.str();
 }

@@ -19,6 +19,7 @@ struct KeySpec {
   double min = -1e308, max = 1e308;  // numeric range (inclusive unless *_exclusive)
   bool min_exclusive = false;
   std::vector<std::string> choices;  // allowed strings (empty: any)
+  std::string example;               // required keys: the value cases/example.toml gives (TOML text)
 };
 
 const std::vector<KeySpec>& case_schema();
@@ -59,5 +60,10 @@ class Case {
 
 // Markdown table of every key (README, `tiersim keys`).
 std::string case_keys_markdown();
+
+// A runnable example case (an N-body Plummer sphere) that documents every key: its meaning,
+// type, range and default. Required keys are set to their example values, every other key
+// is commented out at its default (`tiersim keys --toml`; committed as cases/example.toml).
+std::string case_example_toml();
 
 }  // namespace tiersim

@@ -1,5 +1,6 @@
 // Every key a case file may hold. Add a key here and it is validated, overridable with --set,
-// listed by `tiersim keys` and stored with the output.
+// listed by `tiersim keys`, documented in cases/example.toml (`tiersim keys --toml`; a required
+// key needs an example value) and stored with the output.
 #include "sim/case.hpp"
 
 namespace tiersim {
@@ -13,10 +14,10 @@ constexpr double kBig = 1e308;
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> k = {
       // [run]
-      {"run.model", T::String, "", "which model: nbody or stencil", -kBig, kBig, false, {"nbody", "stencil"}},
+      {"run.model", T::String, "", "which model: nbody or stencil", -kBig, kBig, false, {"nbody", "stencil"}, "\"nbody\""},
       {"run.title", T::String, "\"\"", "free text stored with the output"},
       {"run.steps", T::Int, "100", "time steps to take", 0, 1e12},
-      {"run.dt", T::Float, "", "time step (simulation units)", 0, kBig, true},
+      {"run.dt", T::Float, "", "time step (simulation units)", 0, kBig, true, {}, "0.01"},
       {"run.snapshot_every", T::Int, "10", "write a snapshot every N steps (0: first and last only)", 0, 1e12},
       {"run.diagnostics_every", T::Int, "1", "compute diagnostics (energies, momenta, field sums) every N steps", 1, 1e12},
       {"run.checkpoint_every", T::Int, "0", "write a restart checkpoint every N steps (0: with each snapshot)", 0, 1e12},
@@ -38,19 +39,23 @@ std::vector<KeySpec> build_schema() {
       {"nbody.softening", T::Float, "0.01", "Plummer softening length epsilon", 0, kBig},
       {"nbody.G", T::Float, "1.0", "gravitational constant (N-body units: 1)", 0, kBig, true},
       {"nbody.total_mass", T::Float, "1.0", "total mass of the system", 0, kBig, true},
-      {"nbody.radius", T::Float, "1.0", "scale radius (Plummer scale length, sphere radius, disk radius)", 0, kBig, true},
+      {"nbody.radius", T::Float, "1.0",
+       // The code's meaning (sim/initial_conditions.cpp), not the Plummer scale length itself.
+       "length scale R. plummer, collision (first cluster): virial radius, so the Plummer scale length is 3 pi/16 R; "
+       "uniform: sphere radius; galaxy: disk scale length R/4, bodies out to 2R, bulge virial radius 0.2R; kepler: unused",
+       0, kBig, true},
       // [kepler]
       {"kepler.eccentricity", T::Float, "0.5", "orbital eccentricity of the binary", 0, 0.999999},
       {"kepler.period", T::Float, "6.283185307179586", "orbital period; sets the semi-major axis with G and the masses", 0, kBig, true},
       {"kepler.mass_ratio", T::Float, "1.0", "m2 / m1", 0, kBig, true},
       // [collision]
-      {"collision.separation", T::Float, "6.0", "initial distance between the cluster centres (in radii)", 0, kBig, true},
-      {"collision.impact_parameter", T::Float, "1.0", "offset perpendicular to the approach (in radii)", 0, kBig},
+      {"collision.separation", T::Float, "6.0", "initial distance between the cluster centres (in units of nbody.radius)", 0, kBig, true},
+      {"collision.impact_parameter", T::Float, "1.0", "offset perpendicular to the approach (in units of nbody.radius)", 0, kBig},
       {"collision.velocity", T::Float, "0.5", "relative approach speed", 0, kBig},
       {"collision.mass_ratio", T::Float, "1.0", "mass of the second cluster / the first", 0, kBig, true},
       // [galaxy]
-      {"galaxy.bulge_fraction", T::Float, "0.3", "fraction of the mass in the central Plummer bulge", 0, 1},
-      {"galaxy.thickness", T::Float, "0.05", "disk scale height / disk radius", 0, kBig},
+      {"galaxy.bulge_fraction", T::Float, "0.3", "fraction of the mass in the central Plummer bulge (virial radius 0.2 nbody.radius)", 0, 1},
+      {"galaxy.thickness", T::Float, "0.05", "disk thickness: standard deviation of the bodies' height z, in units of nbody.radius", 0, kBig},
       {"galaxy.dispersion", T::Float, "0.05", "velocity dispersion / circular velocity in the disk", 0, kBig},
   };
   append_stencil_keys(k);

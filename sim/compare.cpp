@@ -213,15 +213,23 @@ int run_compare(const CompareOptions& o) {
 void register_compare(CLI::App& app, CompareOptions& o) {
   auto* c = app.add_subcommand("compare", "Run strategy combinations side by side and compare per-kernel figures");
   c->add_option("case", o.case_path, "case file (TOML)")->required();
-  c->add_option("--backend", o.backends, "list, e.g. cpu,cuda")->delimiter(',')->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  c->add_option("--layout", o.layouts, "list, e.g. aos,soa,float4")->delimiter(',')
+  // The list options take one argument per occurrence (comma-separated): otherwise a vector
+  // option also swallows the case path after it (`compare --layout aos,soa cases/plummer.toml`).
+  c->add_option("--backend", o.backends, "list, e.g. cpu,cuda")->delimiter(',')->allow_extra_args(false)
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  c->add_option("--layout", o.layouts, "list, e.g. aos,soa,float4")->delimiter(',')->allow_extra_args(false)
       ->check(CLI::IsMember({"aos", "soa", "aosoa", "float4"}));
-  c->add_option("--precision", o.precisions, "list, e.g. fp32,fp64")->delimiter(',')->check(CLI::IsMember({"fp32", "fp64"}));
-  c->add_option("--tiling", o.tilings, "list, e.g. none,shared")->delimiter(',')->check(CLI::IsMember({"none", "shared"}));
-  c->add_option("--coeffs", o.coeffs, "list, e.g. constant,global")->delimiter(',')
+  c->add_option("--precision", o.precisions, "list, e.g. fp32,fp64")->delimiter(',')->allow_extra_args(false)
+      ->check(CLI::IsMember({"fp32", "fp64"}));
+  c->add_option("--tiling", o.tilings, "list, e.g. none,shared")->delimiter(',')->allow_extra_args(false)
+      ->check(CLI::IsMember({"none", "shared"}));
+  c->add_option("--coeffs", o.coeffs, "list, e.g. constant,global")->delimiter(',')->allow_extra_args(false)
       ->check(CLI::IsMember({"constant", "global"}));
-  c->add_option("--l2-persist", o.l2_persist, "list, e.g. off,on")->delimiter(',')->check(CLI::IsMember({"off", "on"}));
-  c->add_option("--set", o.overrides, "override a case key for every combination (repeatable)")->take_all();
+  c->add_option("--l2-persist", o.l2_persist, "list, e.g. off,on")->delimiter(',')->allow_extra_args(false)
+      ->check(CLI::IsMember({"off", "on"}));
+  c->add_option("--set", o.overrides, "override a case key for every combination (repeatable, one per --set)")
+      ->take_all()
+      ->allow_extra_args(false);
   c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
   c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
   c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)");

@@ -98,7 +98,9 @@ Bodies make_uniform_sphere(int n, double total_mass, double radius, std::uint64_
 
 Bodies make_collision(int n, double total_mass, double radius, double G, double separation,
                       double impact_parameter, double velocity, double mass_ratio, std::uint64_t seed) {
-  if (n < 2) throw Error("nbody.count: a collision needs at least 2 bodies");
+  if (n < 2)
+    throw Error("nbody.count: " + std::to_string(n) +
+                " is too few for nbody.ic = \"collision\" (two clusters need at least 2 bodies)");
   std::mt19937_64 rng(seed);
   const int n2 = std::clamp(static_cast<int>(std::lround(n * mass_ratio / (1 + mass_ratio))), 1, n - 1);
   const int n1 = n - n2;

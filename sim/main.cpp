@@ -1,5 +1,6 @@
 // tiersim: the command line. Subcommands: run, info, bench, keys. Every error the user can
 // cause ends here as one line "tiersim: error: ..." and a non-zero exit.
+#include <hdf5.h>
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
@@ -15,12 +16,31 @@
 
 namespace {
 
+// The compiler this binary was built with (the library is built with the same one).
+std::string compiler_text() {
+  char buf[64];
+#if defined(__clang__)
+  std::snprintf(buf, sizeof buf, "Clang %d.%d.%d", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+  std::snprintf(buf, sizeof buf, "GCC %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+  std::snprintf(buf, sizeof buf, "an unknown C++ compiler");
+#endif
+  return buf;
+}
+
 void print_info() {
   using namespace tiersim;
   std::printf("tiersim %s\n", TIERSIM_VERSION);
-  std::printf("build: CUDA backend %s", cuda_compiled() ? "compiled in" : "not compiled in");
+  // What someone reporting numbers needs to say about the build.
+  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+  H5get_libversion(&h5_major, &h5_minor, &h5_release);  // the library linked, not the headers
+  const std::string build_type = TIERSIM_BUILD_TYPE;
+  std::printf("build: %s, %s, HDF5 %u.%u.%u\n", build_type.empty() ? "no build type" : build_type.c_str(),
+              compiler_text().c_str(), h5_major, h5_minor, h5_release);
+  std::printf("backends: CUDA %s", cuda_compiled() ? "compiled in" : "not compiled in");
 #ifdef TIERSIM_CUDA_ARCHS
-  std::printf(" (sm_%s)", TIERSIM_CUDA_ARCHS);
+  std::printf(" (architectures %s)", TIERSIM_CUDA_ARCHS);
 #endif
 #ifdef TIERSIM_HAVE_VTK
   std::printf(", VTK output on");
@@ -44,6 +64,26 @@ void print_info() {
   std::printf("  driver %d, runtime %d\n", d.driver_version, d.runtime_version);
 }
 
+// CLI11 reports an unknown subcommand ("tiersim frobnicate") as a missing one: name the word it
+// did not know and the subcommands there are, at the level where one was required.
+std::string subcommand_error(const CLI::App* app, const CLI::Error& e) {
+  if (e.get_name() != "RequiredError" || std::string(e.what()).find("subcommand") == std::string::npos) return e.what();
+  const CLI::App* at = app;  // the deepest subcommand given (tiersim bench ...)
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  std::string path = "tiersim", names;
+  for (const CLI::App* p = at; p && p->get_parent(); p = p->get_parent()) path.insert(7, " " + p->get_name());
+  for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  std::string unknown;
+  for (const std::string& arg : at->remaining())
+    if (!arg.empty() && arg[0] != '-') {
+      unknown = arg;
+      break;
+    }
+  if (unknown.empty()) return path + ": a subcommand is required (" + names + ")";
+  return path + ": unknown subcommand '" + unknown + "' (expected " + names + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,15 +92,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Parse errors are one line too (CLI11's default adds a second "Run with --help" line).
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    std::string what = e.what();
-    // A misspelt command reaches CLI11 as "A subcommand is required": name the word instead.
-    if (a->get_subcommands().empty() && !a->remaining().empty() && a->remaining().front()[0] != '-') {
-      const auto all = a->get_subcommands([](const CLI::App*) { return true; });
-      what = "unknown command '" + a->remaining().front() + "' (one of";
-      for (std::size_t i = 0; i < all.size(); ++i) what += (i ? ", " : " ") + all[i]->get_name();
-      what += ")";
-    }
-    return "tiersim: error: " + what + " (see --help)\n";
+    return std::string("tiersim: error: ") + subcommand_error(a, e) + " (see --help)\n";
   });
   // CLI::NonNegativeNumber's message spells out the largest double (300 digits).
   const CLI::Validator non_negative(
@@ -93,7 +125,11 @@ int main(int argc, char** argv) {
   run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(non_negative);
   run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(non_negative);
   run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
-  run->add_option("--set", sets, "override a case key: section.key=value (repeatable)")->take_all();
+  // One value per occurrence: a vector option would otherwise also take the case path after it
+  // (`run --set nbody.count=64 cases/plummer.toml`).
+  run->add_option("--set", sets, "override a case key: section.key=value (repeatable, one per --set)")
+      ->take_all()
+      ->allow_extra_args(false);
   run->add_option("--format", formats, "output formats: xdmf (always) and optionally vtk, e.g. xdmf,vtk");
   run->add_option("--counters", ro.counters_every,
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
@@ -106,6 +142,10 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "Build options, OpenMP threads and GPU properties");
   auto* keys = app.add_subcommand("keys", "Every case-file key, its type, default and meaning (Markdown)");
+  bool keys_toml = false;
+  keys->add_flag("--toml", keys_toml,
+                 "print a runnable example case instead, every key commented with its meaning, type, range and "
+                 "default (cases/example.toml)");
   tiersim::CompareOptions co;
   tiersim::register_compare(app, co);
   auto* bench = app.add_subcommand("bench", "Benchmarks of the kernels, by model");
@@ -121,7 +161,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*keys) {
-      std::printf("%s", tiersim::case_keys_markdown().c_str());
+      std::printf("%s", (keys_toml ? tiersim::case_example_toml() : tiersim::case_keys_markdown()).c_str());
       return 0;
     }
     if (app.got_subcommand("compare")) return tiersim::run_compare(co);

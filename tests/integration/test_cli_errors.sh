@@ -51,7 +51,7 @@ expect "--layout" run cases/plummer.toml --layout zigzag
 expect "nbody.softening: 0 is only allowed for the kepler binary" run cases/plummer.toml --set nbody.softening=0 --backend cpu
 
 expect "The following argument was not expected: --frobnicate" run cases/plummer.toml --frobnicate
-expect "unknown command 'frobnicate'" frobnicate cases/plummer.toml
+expect "unknown subcommand 'frobnicate'" frobnicate cases/plummer.toml
 expect "cases: is a directory, not a case file" run cases
 expect "--steps: must be >= 0, not -3" run cases/plummer.toml --steps -3
 expect "--steps: 'x3' is not an integer" run cases/plummer.toml --steps x3

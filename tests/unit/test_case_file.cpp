@@ -73,6 +73,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown section", base + "[bogus]\nx = 1\n", {}, "bogus.x: unknown key"},
         BadCase{"wrong type", base + "[nbody]\ncount = \"many\"\n", {}, "case.toml:5: nbody.count: expected an integer"},
         BadCase{"negative count", base + "[nbody]\ncount = -3\n", {}, "nbody.count: -3 is out of range"},
+        // Integer bounds print as integers (not 2147483647.0).
+        BadCase{"count too large", base + "[nbody]\ncount = 3000000000\n", {}, "case.toml:5: nbody.count: 3000000000 is out of range (must be >= 1 and <= 2147483647)"},
+        BadCase{"override steps too large", base, {"run.steps=2000000000000"}, "--set run.steps: 2000000000000 is out of range (must be >= 0 and <= 1000000000000)"},
         BadCase{"dt zero", "[run]\nmodel = \"nbody\"\ndt = 0.0\n", {}, "case.toml:3: run.dt: 0 is out of range (must be > 0"},
         BadCase{"dt negative", "[run]\nmodel = \"nbody\"\ndt = -1\n", {}, "run.dt: -1 is out of range"},
         BadCase{"softening negative", base + "[nbody]\nsoftening = -0.1\n", {}, "nbody.softening: -0.1 is out of range"},
@@ -122,4 +125,66 @@ TEST(CaseFile, ReadmeKeyTableMatchesTheSchema) {
   ss << f.rdbuf();
   EXPECT_NE(ss.str().find(case_keys_markdown()), std::string::npos)
       << "README.md's key table is out of date: replace it with the output of `tiersim keys`";
+}
+
+namespace {
+std::string read_source_file(const std::string& relative) {
+  std::ifstream f(std::string(TIERSIM_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+// cases/example.toml is the schema's own (`tiersim keys --toml`), like the README table.
+TEST(CaseFile, ExampleCaseIsTheGeneratedOne) {
+  const std::string committed = read_source_file("cases/example.toml");
+  ASSERT_FALSE(committed.empty()) << "cases/example.toml is missing";
+  EXPECT_EQ(committed, case_example_toml())
+      << "cases/example.toml is out of date: replace it with the output of `tiersim keys --toml`";
+}
+
+// The example runs as written (required keys set, nothing else given) and documents every key
+// at its default: uncommenting each "# key = value" line of a section gives every key of the
+// schema, each at its default, with its meaning, type and default in the comment above it.
+TEST(CaseFile, ExampleCaseSetsRequiredKeysAndDocumentsEveryKeyAtItsDefault) {
+  const std::string text = case_example_toml();
+  const Case as_written = Case::parse(text, "example.toml");
+  for (const auto& s : case_schema()) {
+    EXPECT_EQ(as_written.was_given(s.key), s.default_value.empty()) << s.key;
+  }
+  EXPECT_EQ(as_written.get_string("run.model"), "nbody");
+
+  std::istringstream in(text);
+  std::string line, section, uncommented, previous_comments;
+  int assignments = 0;
+  while (std::getline(in, line)) {
+    if (line.starts_with("[")) section = line.substr(1, line.find(']') - 1);
+    std::string body = line.starts_with("# ") ? line.substr(2) : line;
+    const auto eq = body.find(" = ");
+    bool is_key = false;
+    if (!section.empty() && eq != std::string::npos)
+      for (const auto& s : case_schema())
+        if (s.key == section + "." + body.substr(0, eq)) {
+          is_key = true;
+          // The comment block above names the type and the default (or says it is required).
+          EXPECT_NE(previous_comments.find(s.default_value.empty() ? "; required" : "; default " + s.default_value),
+                    std::string::npos) << s.key << ":\n" << previous_comments;
+          EXPECT_NE(previous_comments.find(s.doc.substr(0, 20)), std::string::npos) << s.key;
+        }
+    if (is_key) {
+      ++assignments;
+      uncommented += body + "\n";
+      previous_comments.clear();
+    } else {
+      uncommented += line + "\n";
+      previous_comments += line.starts_with("# ") ? line + "\n" : "";
+    }
+  }
+  EXPECT_EQ(assignments, static_cast<int>(case_schema().size()));
+  const Case all = Case::parse(uncommented, "example-uncommented.toml");
+  for (const auto& s : case_schema()) EXPECT_TRUE(all.was_given(s.key)) << s.key << " is not in the example";
+  // Every value shown is the default: the uncommented example's effective case is as_written's.
+  EXPECT_EQ(all.effective_toml().substr(all.effective_toml().find('\n')),
+            as_written.effective_toml().substr(as_written.effective_toml().find('\n')));
 }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "kernels/device_info.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -101,12 +103,24 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   EXPECT_EQ(stored.get_string("strategy.layout"), "aos");
 
   // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces), plus the
-  // initial force evaluation at step 0.
+  // initial force evaluation at step 0, plus the diagnostics (nbody_potential) at their cadence,
+  // each on its own step: 0, 2, 4, 6, 8, 10.
   std::ifstream tel(o.out_dir + "/telemetry.csv");
   std::string line;
   int rows = -1;
-  while (std::getline(tel, line)) ++rows;
-  EXPECT_EQ(rows, 41);
+  std::map<std::string, int> per_kernel;
+  std::vector<long long> potential_steps;
+  while (std::getline(tel, line)) {
+    if (++rows == 0) continue;
+    const auto c1 = line.find(','), c2 = line.find(',', c1 + 1);
+    const std::string kernel = line.substr(c1 + 1, c2 - c1 - 1);
+    ++per_kernel[kernel];
+    if (kernel == "nbody_potential") potential_steps.push_back(std::stoll(line.substr(0, c1)));
+  }
+  EXPECT_EQ(rows, 47);
+  EXPECT_EQ(per_kernel, (std::map<std::string, int>{
+                            {"nbody_forces", 11}, {"nbody_kick", 20}, {"nbody_drift", 10}, {"nbody_potential", 6}}));
+  EXPECT_EQ(potential_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
   // Both ceilings of the roofline are measured and carried by every row and by summary.json.
   {
     std::ifstream t2(o.out_dir + "/telemetry.csv");
@@ -142,8 +156,9 @@ TEST(RunOutput, TelemetryEveryNthStepKeepsOnlyThoseSteps) {
   std::getline(tel, line);
   std::map<long long, int> per_step;
   while (std::getline(tel, line)) ++per_step[std::stoll(line.substr(0, line.find(',')))];
-  // step 0: the initial forces; then kick, drift, forces, kick per timed step.
-  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 1}, {4, 4}, {8, 4}}));
+  // step 0: the initial forces and diagnostics; then kick, drift, forces, kick and the
+  // diagnostics (every 2nd step, so on every 4th too) per timed step.
+  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 2}, {4, 5}, {8, 5}}));
   set_kernel_timing_every(1);
   fs::remove_all(base);
 }

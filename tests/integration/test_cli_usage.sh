@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The command line as people type it: options before or after the case path, --set repeated,
+# list options of compare followed by the case. Each check runs a tiny case (64 bodies, 2 steps).
+set -u
+TIERSIM=$1
+WORK=$2
+rm -rf "$WORK"; mkdir -p "$WORK"
+cd "$(dirname "$0")/../.."
+fail=0
+
+# ok <name> <args...>: the command succeeds.
+ok() {
+  local name=$1; shift
+  local out
+  if out=$("$TIERSIM" "$@" 2>&1); then echo "ok: $name"; else echo "FAIL: $name: tiersim $*"; echo "$out"; fail=1; fi
+}
+# stored <dir> <line>: the effective case stored in dir holds this line.
+stored() {
+  if grep -qx "$2" "$1/case.toml" 2>/dev/null; then echo "ok: $1 has '$2'"; else echo "FAIL: $1/case.toml lacks '$2'"; fail=1; fi
+}
+
+# --set before the case path takes one value, not the case path too.
+ok "--set before the case" run --set nbody.count=64 cases/plummer.toml --backend cpu --steps 2 -q --out "$WORK/a"
+stored "$WORK/a" "count = 64"
+# Repeated --set, before and after the case path, each with one value.
+ok "--set repeated around the case" run --set nbody.count=48 cases/plummer.toml --set nbody.softening=0.02 \
+   --set run.snapshot_every=1 --backend cpu --steps 2 -q --out "$WORK/b"
+stored "$WORK/b" "count = 48"
+stored "$WORK/b" "softening = 0.02"
+stored "$WORK/b" "snapshot_every = 1"
+# A second value after one --set is not an override: it is refused in one line, nothing written.
+out=$("$TIERSIM" run cases/plummer.toml --set nbody.count=64 nbody.softening=0.02 --backend cpu --steps 2 -q \
+      --out "$WORK/c" 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] && [[ "$out" == "tiersim: error: "* ]] && [ ! -e "$WORK/c" ]; then
+  echo "ok: two values after one --set refused"
+else
+  echo "FAIL: two values after one --set: rc=$rc: $out"; fail=1
+fi
+
+# compare: list options and --set before the case path.
+ok "compare lists before the case" compare --backend cpu --layout aos,soa --set nbody.count=64 --set run.steps=3 \
+   cases/plummer.toml --steps 2 --warmup 0 --no-chart --out "$WORK/d"
+n=$(grep -c "nbody_forces" "$WORK/d/compare.csv" 2>/dev/null || echo 0)
+[ "$n" -eq 2 ] && echo "ok: compare ran both layouts" || { echo "FAIL: compare.csv has $n force rows, expected 2"; fail=1; }
+
+# tiersim info names the build (type, compiler, HDF5) and, with CUDA, the architectures.
+info=$("$TIERSIM" info 2>&1)
+if printf '%s\n' "$info" | grep -Eq '^build: [A-Za-z]+, (GCC|Clang) [0-9]+\.[0-9]+\.[0-9]+, HDF5 [0-9]+\.[0-9]+\.[0-9]+$'; then
+  echo "ok: info names build type, compiler and HDF5"
+else echo "FAIL: info lacks 'build: TYPE, COMPILER X.Y.Z, HDF5 X.Y.Z':"; echo "$info"; fail=1; fi
+if printf '%s\n' "$info" | grep -q "CUDA compiled in" && ! printf '%s\n' "$info" | grep -Eq "CUDA compiled in \(architectures [0-9a-z,-]+\)"; then
+  echo "FAIL: info does not name the CUDA architectures:"; echo "$info"; fail=1
+else echo "ok: info names the CUDA architectures where CUDA is compiled in"; fi
+
+# An unknown subcommand is named, with the ones there are (CLI11 alone says "A subcommand is required").
+# one_line_error <expected> <args...>
+one_line_error() {
+  local expected=$1; shift
+  local out rc
+  out=$("$TIERSIM" "$@" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] && [[ "$out" == *"$expected"* ]]; then echo "ok: $expected"
+  else echo "FAIL: tiersim $*: rc=$rc, expected '$expected', got: $out"; fail=1; fi
+}
+one_line_error "tiersim: unknown subcommand 'frobnicate' (expected run, info, keys, compare, bench)" frobnicate
+one_line_error "tiersim bench: unknown subcommand 'frobnicate' (expected nbody, stencil, l2)" bench frobnicate
+one_line_error "tiersim: a subcommand is required (run, info, keys, compare, bench)"
+# A collision needs two bodies: the message names the key and the value.
+one_line_error 'nbody.count: 1 is too few for nbody.ic = "collision"' run cases/collision.toml --backend cpu --set nbody.count=1 \
+  --out "$WORK/f"
+[ ! -e "$WORK/f" ] || { echo "FAIL: a refused collision left $WORK/f"; fail=1; }
+
+# The commented example case is `tiersim keys --toml`, and it runs as written.
+if "$TIERSIM" keys --toml | cmp -s - cases/example.toml; then echo "ok: cases/example.toml is tiersim keys --toml"
+else echo "FAIL: cases/example.toml differs from tiersim keys --toml"; fail=1; fi
+ok "cases/example.toml runs" run cases/example.toml --backend cpu --steps 2 --set nbody.count=256 -q --out "$WORK/e"
+stored "$WORK/e" 'model = "nbody"'
+stored "$WORK/e" "count = 256"
+
+exit $fail
