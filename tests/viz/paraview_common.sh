@@ -1,5 +1,6 @@
 # Sourced by tests/viz/test_paraview_*.sh: finds ParaView, runs tiersim, checks a run in pvbatch.
-# Usage of a test: bash test_paraview_X.sh <path-to-tiersim> <workdir>; exit 77 = skipped.
+# Usage of a test: bash test_paraview_X.sh <path-to-tiersim> <workdir>; exit 77 = skipped (a failure
+# instead when TIERSIM_REQUIRE_VIZ=1).
 set -u
 TIERSIM=${1:?usage: $0 <tiersim> <workdir>}
 WORK=${2:?usage: $0 <tiersim> <workdir>}
@@ -7,7 +8,16 @@ VIZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=$(cd "$VIZ_DIR/../.." && pwd)
 PY=/usr/bin/python3  # Debian's python with python3-h5py; `python3` on PATH may be another build
 
-skip() { echo "SKIP: $*"; exit 77; }
+# TIERSIM_REQUIRE_VIZ=1 (set by .ci/run): a reason to skip is a failure, so CI cannot lose
+# ParaView or VTK silently.
+skip() {
+  if [ "${TIERSIM_REQUIRE_VIZ:-0}" = 1 ]; then
+    echo "FAIL: would skip, but TIERSIM_REQUIRE_VIZ=1: $*"
+    exit 1
+  fi
+  echo "SKIP: $*"
+  exit 77
+}
 die() { echo "FAIL: $*"; exit 1; }
 
 require_paraview() {
