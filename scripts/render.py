@@ -117,11 +117,16 @@ def main():
             b = block(reader, name)
             bounds = b.GetBounds()
             centre = [0.5 * (bounds[2 * k] + bounds[2 * k + 1]) for k in range(3)]
-            flat_z = bounds[5] - bounds[4] <= 0
-            src = pv.Slice(Input=reader)
-            src.SliceType = "Plane"
-            src.SliceType.Origin = centre
-            src.SliceType.Normal = [0, 1, 0] if flat_z else [0, 0, 1]
+            # A flat grid (one point along an axis, e.g. grid.nz = 1) is drawn as it is, seen along
+            # that axis: a slice across it would be a line. A 3D grid: the slice normal to z.
+            flat = next((a for a in (2, 1, 0) if bounds[2 * a + 1] - bounds[2 * a] <= 0), None)
+            if flat is None:
+                src = pv.Slice(Input=reader)
+                src.SliceType = "Plane"
+                src.SliceType.Origin = centre
+                src.SliceType.Normal = [0, 0, 1]
+            else:
+                src = reader
             disp = pv.Show(src, view)
             pv.ColorBy(disp, ("POINTS", field))
             lut = pv.GetColorTransferFunction(field)
@@ -149,9 +154,16 @@ def main():
             outline = pv.Show(pv.Outline(Input=reader), view)
             outline.DiffuseColor = [0.8, 0.8, 0.8]
             pv.Render(view)
-            view.CameraPosition = [centre[0] + 0.0, centre[1] - 2.2 * (bounds[3] - bounds[2] + 1e-30), centre[2] + 1.6 * (bounds[5] - bounds[4] + 1e-30)] if not flat_z else [centre[0], centre[1], centre[2] + 1]
+            if flat is None:
+                view.CameraPosition = [centre[0], centre[1] - 2.2 * (bounds[3] - bounds[2]), centre[2] + 1.6 * (bounds[5] - bounds[4])]
+                view.CameraViewUp = [0, 0, 1]
+            else:
+                eye = list(centre)
+                eye[flat] += 1.0
+                view.CameraPosition = eye
+                view.CameraViewUp = [0, 1, 0] if flat == 2 else [0, 0, 1]
+                view.CameraParallelProjection = 1
             view.CameraFocalPoint = centre
-            view.CameraViewUp = [0, 0, 1] if not flat_z else [0, 1, 0]
             view.ResetCamera()
             frames(view, times, args.out, field, size)
         pv.Delete(view)
