@@ -1,9 +1,14 @@
 #!/bin/bash
 # ParaView opens snapshots.xmf of a stencil run (3DCoRectMesh): default reader, XDMFReader,
 # Xdmf3ReaderS and Xdmf3ReaderT; first and last time; points, cells, bounds, field ranges; a PNG.
+# Also a flat grid (nz = 1), whose PNG must show the plane face-on.
 source "$(dirname "$0")/paraview_common.sh" || { echo "FAIL: cannot source paraview_common.sh"; exit 1; }
 require_paraview
 rm -rf "$WORK"
 run_tiersim heat cases/heat.toml --set run.steps=20 --set run.snapshot_every=10 --set grid.n=24
 check_in_paraview heat fields snapshots.xmf
+# A flat grid (nz = 1): read the same way, and rendered face-on (a slice across it is a line).
+run_tiersim flat cases/heat.toml --set run.steps=20 --set run.snapshot_every=10 \
+  --set grid.nx=24 --set grid.ny=16 --set grid.nz=1 --set grid.hy=0.04 --set grid.radius=1
+check_in_paraview flat fields snapshots.xmf
 echo "PASS"
