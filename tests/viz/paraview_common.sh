@@ -60,15 +60,17 @@ run_tiersim() {
   [ -f "$WORK/$name/snapshots.h5" ] || die "$WORK/$name/snapshots.h5 missing"
 }
 
-# check_in_paraview NAME KIND DATAFILE: truth from the .h5 (h5py), then pvbatch opens ./DATAFILE.
+# check_in_paraview NAME KIND DATAFILE: truth from the .h5 (h5py), then pvbatch opens ./DATAFILE and
+# /abs/path/DATAFILE.
 check_in_paraview() {
   local name=$1 kind=$2 data=$3
   shift 3
   local dir="$WORK/$name"
   "$PY" "$VIZ_DIR/xdmf_truth.py" "$dir/snapshots.h5" >"$dir/truth.json" || die "cannot read $dir/snapshots.h5 with h5py"
-  # Open as ./snapshots.xmf from the run directory: a bare relative name crashed Xdmf3.
+  # Open as ./snapshots.xmf from the run directory (a bare relative name crashed Xdmf3), and by its
+  # absolute path, as ParaView's GUI opens a file.
   (cd "$dir" && xvfb_pvbatch "$VIZ_DIR/paraview_check.py" \
-      --data "./$data" --truth truth.json --kind "$kind" --png "paraview_$kind.png" "$@") \
+      --data "./$data" --also-absolute --truth truth.json --kind "$kind" --png "paraview_$kind.png" "$@") \
     >"$dir/paraview_check.log" 2>&1
   local rc=$?
   grep -E '^(ok|FAIL) |failure' "$dir/paraview_check.log"
