@@ -40,14 +40,17 @@ class VtkWriter {
 
   void write_particles(std::int64_t step, double time, const Bodies& b, bool double_precision);
   // Fields of one step are gathered into one .vti, written at commit() or when the step changes.
+  // Throws Error if a field's grid (dimensions, origin or spacing) differs from that of the fields
+  // already gathered for the step.
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                    const float* data);
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                    const double* data);
   // Writes pending files and rewrites the .pvd collections (atomic rename).
   void commit();
-  // Restart: forget every entry with step > keep_through_step; keep (and list) the earlier files
-  // that exist on disk for the given steps.
+  // Restart: the .pvd collections list exactly the given (step, time) pairs (the snapshots that
+  // snapshots.h5 keeps) whose .vtp/.vti files exist on disk; every other entry is forgotten (a file
+  // of a later step stays on disk unlisted until that step is written again).
   void adopt_existing(const std::vector<std::pair<std::int64_t, double>>& particle_steps,
                       const std::vector<std::pair<std::int64_t, double>>& field_steps);
 

@@ -45,6 +45,19 @@ def block(reader, name):
     return first
 
 
+def visible_colour_map(lut, preset="Plasma (matplotlib)", start=0.38):
+    """The preset from `start` up: its darkest part vanishes on the dark background, so the slowest
+    bodies did (Inferno's low end is black). From 0.38, Plasma (magenta to yellow) has at least 3:1
+    luminance contrast against the background everywhere."""
+    lut.ApplyPreset(preset, True)
+    pts = np.array(lut.RGBPoints, dtype=np.float64).reshape(-1, 4)
+    x = (pts[:, 0] - pts[0, 0]) / (pts[-1, 0] - pts[0, 0])
+    s = np.linspace(start, 1.0, 64)
+    rgb = np.stack([np.interp(s, x, pts[:, c]) for c in (1, 2, 3)], axis=1)
+    lut.ColorSpace = "RGB"
+    lut.RGBPoints = np.column_stack([np.linspace(0.0, 1.0, len(s)), rgb]).ravel().tolist()
+
+
 def make_view(size):
     view = pv.CreateView("RenderView")
     view.ViewSize = size
@@ -91,11 +104,19 @@ def main():
             disp.PointSize = 2
             pv.ColorBy(disp, ("POINTS", "speed"))
             lut = pv.GetColorTransferFunction("speed")
-            lut.ApplyPreset("Inferno (matplotlib)", True)
+            visible_colour_map(lut)
+            # One range over every snapshot, so frames compare and bodies that speed up later are not
+            # all clipped to the top colour: the slowest speed to the 99.5th percentile of all speeds
+            # (a few escapers would otherwise squeeze everyone else into the bottom colours).
+            speeds = []
+            for t in times:
+                src.UpdatePipeline(t)
+                speeds.append(vtk_to_numpy(block(src, name).GetPointData().GetArray("speed")).astype("float64"))
+            speeds = np.concatenate(speeds)
+            lo, hi = float(speeds.min()), float(np.percentile(speeds, 99.5))
+            lut.RescaleTransferFunction(lo, hi if hi > lo else lo + 1)
             src.UpdatePipeline(times[0])
             b = block(src, name)
-            lo, hi = b.GetPointData().GetArray("speed").GetRange()
-            lut.RescaleTransferFunction(lo, hi)
             bar = pv.GetScalarBar(lut, view)
             bar.Title = "speed"
             bar.ComponentTitle = ""
@@ -117,11 +138,16 @@ def main():
             b = block(reader, name)
             bounds = b.GetBounds()
             centre = [0.5 * (bounds[2 * k] + bounds[2 * k + 1]) for k in range(3)]
-            flat_z = bounds[5] - bounds[4] <= 0
-            src = pv.Slice(Input=reader)
-            src.SliceType = "Plane"
-            src.SliceType.Origin = centre
-            src.SliceType.Normal = [0, 1, 0] if flat_z else [0, 0, 1]
+            # A flat grid (one point along an axis, e.g. grid.nz = 1) is drawn as it is, seen along
+            # that axis: a slice across it would be a line. A 3D grid: the slice normal to z.
+            flat = next((a for a in (2, 1, 0) if bounds[2 * a + 1] - bounds[2 * a] <= 0), None)
+            if flat is None:
+                src = pv.Slice(Input=reader)
+                src.SliceType = "Plane"
+                src.SliceType.Origin = centre
+                src.SliceType.Normal = [0, 0, 1]
+            else:
+                src = reader
             disp = pv.Show(src, view)
             pv.ColorBy(disp, ("POINTS", field))
             lut = pv.GetColorTransferFunction(field)
@@ -149,9 +175,16 @@ def main():
             outline = pv.Show(pv.Outline(Input=reader), view)
             outline.DiffuseColor = [0.8, 0.8, 0.8]
             pv.Render(view)
-            view.CameraPosition = [centre[0] + 0.0, centre[1] - 2.2 * (bounds[3] - bounds[2] + 1e-30), centre[2] + 1.6 * (bounds[5] - bounds[4] + 1e-30)] if not flat_z else [centre[0], centre[1], centre[2] + 1]
+            if flat is None:
+                view.CameraPosition = [centre[0], centre[1] - 2.2 * (bounds[3] - bounds[2]), centre[2] + 1.6 * (bounds[5] - bounds[4])]
+                view.CameraViewUp = [0, 0, 1]
+            else:
+                eye = list(centre)
+                eye[flat] += 1.0
+                view.CameraPosition = eye
+                view.CameraViewUp = [0, 1, 0] if flat == 2 else [0, 0, 1]
+                view.CameraParallelProjection = 1
             view.CameraFocalPoint = centre
-            view.CameraViewUp = [0, 0, 1] if not flat_z else [0, 1, 0]
             view.ResetCamera()
             frames(view, times, args.out, field, size)
         pv.Delete(view)

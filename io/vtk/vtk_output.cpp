@@ -103,11 +103,34 @@ struct VtkWriter::Impl {
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const T* data) {
     if (pending && pending_step != step) flush_pending();
     if (pending) {
+      // One .vti holds one grid: dimensions, origin and spacing must all match (the same grid
+      // copied, so compared exactly).
       int d[3];
+      double o[3], h[3];
       pending->GetDimensions(d);
-      if (d[0] != g.nx || d[1] != g.ny || d[2] != g.nz)
+      pending->GetOrigin(o);
+      pending->GetSpacing(h);
+      const bool same_dims = d[0] == g.nx && d[1] == g.ny && d[2] == g.nz;
+      const bool same_origin = o[0] == g.origin[0] && o[1] == g.origin[1] && o[2] == g.origin[2];
+      const bool same_spacing = h[0] == g.spacing[0] && h[1] == g.spacing[1] && h[2] == g.spacing[2];
+      if (!same_dims || !same_origin || !same_spacing) {
+        auto triple = [](const auto& a) {
+          std::string t = "(";  // appends: GCC 12 misreads '"(" + string' (-Wrestrict false positive)
+          t += num(a[0]);
+          t += ", ";
+          t += num(a[1]);
+          t += ", ";
+          t += num(a[2]);
+          t += ")";
+          return t;
+        };
+        const int gd[3] = {g.nx, g.ny, g.nz};
+        const std::string what = !same_dims     ? "dimensions " + triple(gd) + " vs " + triple(d)
+                                 : !same_origin ? "origin " + triple(g.origin) + " vs " + triple(o)
+                                                : "spacing " + triple(g.spacing) + " vs " + triple(h);
         throw Error(dir + ": VTK output: field " + name + " at step " + std::to_string(step) +
-                    " has another grid than the other fields of that step");
+                    " has another grid than the other fields of that step: " + what);
+      }
     } else {
       pending = vtkSmartPointer<vtkImageData>::New();
       pending->SetDimensions(g.nx, g.ny, g.nz);

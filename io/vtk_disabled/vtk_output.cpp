@@ -10,7 +10,8 @@ bool vtk_output_available() { return false; }
 struct VtkWriter::Impl {};
 
 VtkWriter::VtkWriter(const std::string&) {
-  throw Error("VTK output: this tiersim was built without VTK (install libvtk9-dev and rebuild)");
+  throw Error("VTK output: this tiersim was built without VTK (run scripts/setup, then configure and build "
+              "again; the configure output says why VTK was not used)");
 }
 VtkWriter::~VtkWriter() = default;
 void VtkWriter::write_particles(std::int64_t, double, const Bodies&, bool) {}

@@ -1,5 +1,6 @@
 # Sourced by tests/viz/test_paraview_*.sh: finds ParaView, runs tiersim, checks a run in pvbatch.
-# Usage of a test: bash test_paraview_X.sh <path-to-tiersim> <workdir>; exit 77 = skipped.
+# Usage of a test: bash test_paraview_X.sh <path-to-tiersim> <workdir>; exit 77 = skipped (a failure
+# instead when TIERSIM_REQUIRE_VIZ=1).
 set -u
 TIERSIM=${1:?usage: $0 <tiersim> <workdir>}
 WORK=${2:?usage: $0 <tiersim> <workdir>}
@@ -7,7 +8,16 @@ VIZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=$(cd "$VIZ_DIR/../.." && pwd)
 PY=/usr/bin/python3  # Debian's python with python3-h5py; `python3` on PATH may be another build
 
-skip() { echo "SKIP: $*"; exit 77; }
+# TIERSIM_REQUIRE_VIZ=1 (set by .ci/run): a reason to skip is a failure, so CI cannot lose
+# ParaView or VTK silently.
+skip() {
+  if [ "${TIERSIM_REQUIRE_VIZ:-0}" = 1 ]; then
+    echo "FAIL: would skip, but TIERSIM_REQUIRE_VIZ=1: $*"
+    exit 1
+  fi
+  echo "SKIP: $*"
+  exit 77
+}
 die() { echo "FAIL: $*"; exit 1; }
 
 require_paraview() {
@@ -50,15 +60,17 @@ run_tiersim() {
   [ -f "$WORK/$name/snapshots.h5" ] || die "$WORK/$name/snapshots.h5 missing"
 }
 
-# check_in_paraview NAME KIND DATAFILE: truth from the .h5 (h5py), then pvbatch opens ./DATAFILE.
+# check_in_paraview NAME KIND DATAFILE: truth from the .h5 (h5py), then pvbatch opens ./DATAFILE and
+# /abs/path/DATAFILE.
 check_in_paraview() {
   local name=$1 kind=$2 data=$3
   shift 3
   local dir="$WORK/$name"
   "$PY" "$VIZ_DIR/xdmf_truth.py" "$dir/snapshots.h5" >"$dir/truth.json" || die "cannot read $dir/snapshots.h5 with h5py"
-  # Open as ./snapshots.xmf from the run directory: a bare relative name crashed Xdmf3.
+  # Open as ./snapshots.xmf from the run directory (a bare relative name crashed Xdmf3), and by its
+  # absolute path, as ParaView's GUI opens a file.
   (cd "$dir" && xvfb_pvbatch "$VIZ_DIR/paraview_check.py" \
-      --data "./$data" --truth truth.json --kind "$kind" --png "paraview_$kind.png" "$@") \
+      --data "./$data" --also-absolute --truth truth.json --kind "$kind" --png "paraview_$kind.png" "$@") \
     >"$dir/paraview_check.log" 2>&1
   local rc=$?
   grep -E '^(ok|FAIL) |failure' "$dir/paraview_check.log"

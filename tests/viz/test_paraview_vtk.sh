@@ -1,7 +1,7 @@
 #!/bin/bash
 # --format xdmf,vtk: ParaView opens particles.pvd (.vtp per snapshot) and fields.pvd (.vti per
 # snapshot) with its default reader; same checks as the XDMF tests against snapshots.h5.
-source "$(dirname "$0")/paraview_common.sh"
+source "$(dirname "$0")/paraview_common.sh" || { echo "FAIL: cannot source paraview_common.sh"; exit 1; }
 require_paraview
 rm -rf "$WORK"
 mkdir -p "$WORK"
