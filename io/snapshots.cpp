@@ -349,8 +349,8 @@ OutputFormats parse_formats(const std::string& list) {
       f.xdmf = true;
     } else if (item == "vtk") {
       if (!vtk_output_available())
-        throw Error("--format vtk: this tiersim was built without VTK (install libvtk9-dev and rebuild); "
-                    "available: xdmf");
+        throw Error("--format vtk: this tiersim was built without VTK (run scripts/setup, then configure and "
+                    "build again; the configure output says why VTK was not used); available: xdmf");
       f.vtk = true;
     } else {
       throw Error("--format: unknown format '" + item + "' (expected xdmf, vtk or xdmf,vtk)");

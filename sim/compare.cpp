@@ -105,17 +105,29 @@ std::string plot_script() {
   return {};
 }
 
+// Why --force may not replace the non-empty directory `dir` of an earlier compare ("" where it
+// may): compare.csv, compare.png and one figures-only run directory per combination, nothing else.
+std::string why_not_compare_output(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name == "compare.csv" || name == "compare.png") continue;
+    if (!it->is_directory(ec)) return "it holds '" + name + "', which is not tiersim compare output";
+    for (fs::directory_iterator sub(it->path(), ec), e2; !ec && sub != e2; sub.increment(ec))
+      if (!is_tiersim_output(sub->path().filename().string()))
+        return "it holds '" + (fs::path(name) / sub->path().filename()).string() + "', which is not tiersim output";
+  }
+  if (ec) return "cannot list it: " + ec.message();
+  if (!fs::exists(dir / "compare.csv", ec)) return "it holds no compare.csv";
+  return "";
+}
+
 }  // namespace
 
 int run_compare(const CompareOptions& o) {
   const auto combos = combinations(o);
   const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !o.force)
-    throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
+  prepare_out_dir(dir, o.force, why_not_compare_output);
 
   struct Outcome {
     Combination combo;

@@ -130,7 +130,9 @@ int main(int argc, char** argv) {
   run->add_option("--set", sets, "override a case key: section.key=value (repeatable, one per --set)")
       ->take_all()
       ->allow_extra_args(false);
-  run->add_option("--format", formats, "output formats: xdmf (always) and optionally vtk, e.g. xdmf,vtk");
+  run->add_option("--format", formats,
+                  "what to write beside snapshots.h5 (always written): xdmf (snapshots.xmf, the default), "
+                  "vtk (.vti/.vtp series and .pvd files), or xdmf,vtk");
   run->add_option("--counters", ro.counters_every,
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
                   "(that step is replayed: its timings are left out of telemetry.csv)")

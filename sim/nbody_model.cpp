@@ -20,9 +20,13 @@ Bodies initial_bodies(const Case& c, int n) {
   const auto seed = static_cast<std::uint64_t>(c.get_int("run.seed"));
   if (ic == "plummer") return make_plummer(n, M, R, G, seed);
   if (ic == "uniform") return make_uniform_sphere(n, M, R, seed);
-  if (ic == "collision")
+  if (ic == "collision") {
+    if (n < 2)
+      throw Error(c.source_name() + ": nbody.count: " + std::to_string(n) +
+                  " is too few for nbody.ic = \"collision\" (two clusters need at least 2 bodies)");
     return make_collision(n, M, R, G, c.get_float("collision.separation"), c.get_float("collision.impact_parameter"),
                           c.get_float("collision.velocity"), c.get_float("collision.mass_ratio"), seed);
+  }
   if (ic == "kepler") {
     if (n != 2) throw Error(c.source_name() + ": nbody.count: the kepler binary has 2 bodies, not " + std::to_string(n));
     return make_kepler_binary(M, G, c.get_float("kepler.period"), c.get_float("kepler.eccentricity"),

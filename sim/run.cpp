@@ -67,6 +67,8 @@ std::string default_out_dir(const std::string& case_path) {
   return (fs::path("out") / fs::path(case_path).stem()).string();
 }
 
+}  // namespace
+
 // What `tiersim run` writes into its output directory, and what tiersim's scripts add there
 // (scripts/render: frames/, scripts/plot telemetry: *.png), each also as a killed write's .tmp.
 bool is_tiersim_output(std::string name) {
@@ -102,13 +104,13 @@ std::string why_not_replaceable(const fs::path& dir) {
   return "it holds no snapshots.h5 written by tiersim";
 }
 
-void prepare_out_dir(const std::string& dir, bool force) {
+void prepare_out_dir(const std::string& dir, bool force, const std::function<std::string(const fs::path&)>& why_not) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
     if (!fs::is_empty(dir, ec)) {
       if (!force) throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
-      const std::string why = why_not_replaceable(dir);
+      const std::string why = why_not(dir);
       if (!why.empty())
         throw Error(dir + ": not replaced: --force replaces only an empty directory or a tiersim run, and " + why);
       // Entry by entry: the directory itself stays (it may be the working directory).
@@ -126,8 +128,6 @@ void prepare_out_dir(const std::string& dir, bool force) {
   if (!std::ofstream(probe)) throw Error(dir + ": output directory is not writable");
   fs::remove(probe, ec);
 }
-
-}  // namespace
 
 namespace {
 
@@ -366,6 +366,7 @@ RunResult run_case(const RunOptions& o) {
     } catch (const Error& e) {
       throw Error(ckpt_path + ": " + e.what() + "; not continuing from it (nothing was changed)");
     }
+    set_telemetry_step(ckpt.step);  // the diagnostics below belong to the checkpoint's step
   }
   // The state the run starts from is checked before anything is written: physically absurd
   // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
@@ -393,7 +394,7 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
-  if (!restart) prepare_out_dir(dir, o.force);
+  if (!restart) prepare_out_dir(dir, o.force, why_not_replaceable);
 
   const bool gpu = s.backend == Backend::Cuda;
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};

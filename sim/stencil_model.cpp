@@ -91,13 +91,6 @@ class StencilModel final : public Model {
       forced_ = why;
     }
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
-    // The CUDA engine still fills every field's halo with p_.boundary_value (field 0's); until it uses
-    // p_.field_boundary_value(f) (one line in kernels/cuda/stencil_cuda.cu), V's would be U's.
-    if (s_.backend == Backend::Cuda && p_.equation == Equation::GrayScott && p_.boundary == Boundary::Fixed &&
-        p_.boundary_value != p_.boundary_value_v)
-      throw Error("gray-scott with fixed boundaries of different U and V values (gray_scott.boundary_u = " +
-                  fmt(p_.boundary_value) + ", boundary_v = " + fmt(p_.boundary_value_v) +
-                  ") runs on the CPU backend only for now: use --backend cpu");
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_) : make_stencil_cpu(s_, p_);
     initialise(c);
     // Once the run can start (an error before it stays the one line `main` prints).

@@ -164,7 +164,8 @@ TEST(StencilGpu, TilingShapesAllMatch) {
       }
 }
 
-// Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed.
+// Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed (Gray-Scott's
+// fixed U and V halos with different values).
 TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
   SKIP_WITHOUT_GPU();
   struct Run {
@@ -173,10 +174,12 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
     Boundary bc;
   };
   for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Heat, 2, 60, Boundary::Fixed},
-                      Run{Equation::GrayScott, 1, 100, Boundary::Periodic}}) {
+                      Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
+                      Run{Equation::GrayScott, 2, 100, Boundary::Fixed}}) {
     StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
     p.boundary = r.bc;
     p.boundary_value = 0.7;
+    p.boundary_value_v = 0.2;  // Gray-Scott's V: a halo value of its own (U's would pass unnoticed)
     for (Tiling t : {Tiling::None, Tiling::Shared}) {
       auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, t, CoeffSpace::Constant), p);
       auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp32, t, CoeffSpace::Constant), p);

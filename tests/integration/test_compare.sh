@@ -28,4 +28,14 @@ if "$TIERSIM" info | grep -q "GPU: none usable"; then
   echo "$out" | grep -q "not run: backend=cuda" || { echo "FAIL: the cuda combination was not reported"; echo "$out"; fail=1; }
   [ $rc -eq 0 ] || { echo "FAIL: one runnable combination should give exit 0"; fail=1; }
 fi
+# --force replaces an earlier compare, but never a directory holding anything else.
+"$TIERSIM" compare cases/plummer.toml --backend cpu --layout aos --steps 2 --warmup 1 --set nbody.count=64 \
+  --out "$WORK/c" --no-chart --force >/dev/null 2>&1 || { echo "FAIL: --force did not replace an earlier compare"; fail=1; }
+[ ! -d "$WORK/c/layout-soa" ] || { echo "FAIL: the replaced compare kept old runs"; ls "$WORK/c"; fail=1; }
+mkdir -p "$WORK/mine" && echo keep >"$WORK/mine/notes.txt"
+out=$("$TIERSIM" compare cases/plummer.toml --backend cpu --steps 2 --warmup 1 --set nbody.count=64 \
+      --out "$WORK/mine" --no-chart --force 2>&1); rc=$?
+[ $rc -ne 0 ] && [ -f "$WORK/mine/notes.txt" ] && [ "$(ls "$WORK/mine")" = notes.txt ] ||
+  { echo "FAIL: compare --force replaced a directory that is not compare output (exit $rc)"; fail=1; }
+echo "$out" | grep -q "not replaced.*notes.txt" || { echo "FAIL: message does not name notes.txt: $out"; fail=1; }
 exit $fail
