@@ -155,6 +155,7 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
 void check_case_text(const std::string& text, const std::string& source) {
   enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral } st = State::Normal;
   int line = 1;
+  char prev = '\n';  // the last character in State::Normal that is not a space or tab
   auto fail = [&](const std::string& what) { throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what); };
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -172,13 +173,20 @@ void check_case_text(const std::string& text, const std::string& source) {
     if (ch == 0) fail("NUL character");
     const bool starts3 = i + 2 < n && text[i + 1] == text[i] && text[i + 2] == text[i];
     switch (st) {
-      case State::Normal:
+      case State::Normal: {
+        // A quote opens a string only where TOML's parser reads one (a value after '=', '[', ',' or
+        // '{', or a quoted key at the start of a line or after '.'); elsewhere, e.g. `x = 0s"é"`, the
+        // parser scans the bytes as a bare value, where a non-ASCII character must not reach it
+        // (toml++ 3.3 runs into __builtin_unreachable on some).
+        const bool value_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
         if (ch == '#') st = State::Comment;
-        else if (ch == '"') { st = starts3 ? State::MultiBasic : State::Basic; if (starts3) i += 2; }
-        else if (ch == '\'') { st = starts3 ? State::MultiLiteral : State::Literal; if (starts3) i += 2; }
+        else if (ch == '"' && value_start) { st = starts3 ? State::MultiBasic : State::Basic; if (starts3) i += 2; }
+        else if (ch == '\'' && value_start) { st = starts3 ? State::MultiLiteral : State::Literal; if (starts3) i += 2; }
+        if (ch != ' ' && ch != '\t' && ch != '\r') prev = ch;
         break;
+      }
       case State::Comment:
-        if (ch == '\n') st = State::Normal;
+        if (ch == '\n') st = State::Normal, prev = '\n';
         break;
       case State::Basic:
       case State::MultiBasic:
@@ -188,12 +196,12 @@ void check_case_text(const std::string& text, const std::string& source) {
           if (i < n && text[i] == '\n') ++line;
           continue;
         }
-        if (ch == '"' && (st == State::Basic || starts3)) { if (st == State::MultiBasic) i += 2; st = State::Normal; }
+        if (ch == '"' && (st == State::Basic || starts3)) { if (st == State::MultiBasic) i += 2; st = State::Normal, prev = '"'; }
         else if (ch == '\n' && st == State::Basic) st = State::Normal;  // toml++ reports the unterminated string
         break;
       case State::Literal:
       case State::MultiLiteral:
-        if (ch == '\'' && (st == State::Literal || starts3)) { if (st == State::MultiLiteral) i += 2; st = State::Normal; }
+        if (ch == '\'' && (st == State::Literal || starts3)) { if (st == State::MultiLiteral) i += 2; st = State::Normal, prev = '\''; }
         else if (ch == '\n' && st == State::Literal) st = State::Normal;
         break;
     }

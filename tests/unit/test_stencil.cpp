@@ -487,15 +487,6 @@ TEST(StencilGrayScott, ModelFixedBoundariesUseTheGrayScottKeys) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("gray_scott.boundary_u"), std::string::npos) << e.what();
   }
-  // The CUDA engine fills every halo with field 0's value: refused there until it uses
-  // field_boundary_value (this check runs before any GPU is looked for).
-  const Case gpu = Case::parse(gray_scott_case(""), "gs.toml", {"strategy.backend=cuda"});
-  try {
-    make_stencil_model(gpu, strategy_from_case(gpu));
-    FAIL() << "gray-scott with fixed (1, 0) boundaries accepted on the CUDA backend";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--backend cpu"), std::string::npos) << e.what();
-  }
 }
 
 // The explicit limits, from random states: bounded at 0.95 of the limit, growing without bound at
