@@ -3,11 +3,8 @@
 # problem, a non-zero exit, no stack trace, and no output directory left behind. Also a full
 # disk during a run: one line, exit 1, and the output readable up to the last complete snapshot.
 set -u
-TIERSIM=$1
-WORK=$2
-umount "$WORK/ro" "$WORK/full" 2>/dev/null  # left mounted by an interrupted run (cases below)
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
+umount "$2/ro" "$2/full" 2>/dev/null  # left mounted by an interrupted run (cases below)
+source "$(dirname "$0")/prologue.sh"
 fail=0
 have_h5py=0; /usr/bin/python3 -c "import h5py" 2>/dev/null && have_h5py=1
 

@@ -2,10 +2,7 @@
 # The command line as people type it: options before or after the case path, --set repeated,
 # list options of compare followed by the case. Each check runs a tiny case (64 bodies, 2 steps).
 set -u
-TIERSIM=$1
-WORK=$2
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/prologue.sh"
 fail=0
 
 # ok <name> <args...>: the command succeeds.

@@ -2,10 +2,7 @@
 # tiersim compare: every combination runs (or is reported as not run), the per-kernel table has
 # one row per combination with the speedup against the first, compare.csv and compare.png appear.
 set -u
-TIERSIM=$1
-WORK=$2
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/prologue.sh"
 fail=0
 out=$("$TIERSIM" compare cases/plummer.toml --backend cpu --layout aos,soa,float4 --steps 3 --warmup 1 \
       --set nbody.count=256 --out "$WORK/c" 2>&1); rc=$?

@@ -2,10 +2,7 @@
 # The README's first command in miniature: the default case runs and writes its files, and the
 # second run into the same directory is refused unless --force.
 set -eu
-TIERSIM=$1
-WORK=$2
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/prologue.sh"
 
 "$TIERSIM" --version
 "$TIERSIM" info

@@ -4,13 +4,9 @@
 # finishes with the same final state, bit for bit, as a run that was never interrupted (CPU).
 # Also: SIGTERM stops cleanly with a final snapshot, and an injected NaN is caught.
 set -u
-TIERSIM=$1
-WORK=$2
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
-PY=/usr/bin/python3
+source "$(dirname "$0")/prologue.sh"
 CHECK=tests/integration/check_output_readable.py
-$PY -c "import h5py" 2>/dev/null || { echo "SKIP: /usr/bin/python3 without h5py (scripts/setup installs python3-h5py)"; exit 77; }
+require_h5py
 ARGS=(--backend cpu --set nbody.count=384 --steps 60 --set run.snapshot_every=5 --set run.diagnostics_every=5 -q)
 fail=0
 

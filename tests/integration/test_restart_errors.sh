@@ -4,12 +4,8 @@
 # it, and NaN reaching a checkpoint. Each refusal is one line "tiersim: error: ..." with a
 # non-zero exit and leaves the directory exactly as it was (hashed before and after).
 set -u
-TIERSIM=$1
-WORK=$2
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
-PY=/usr/bin/python3
-$PY -c "import h5py" 2>/dev/null || { echo "SKIP: /usr/bin/python3 without h5py (scripts/setup installs python3-h5py)"; exit 77; }
+source "$(dirname "$0")/prologue.sh"
+require_h5py
 fail=0
 NB=(cases/plummer.toml --backend cpu --set nbody.count=64 --set run.snapshot_every=5 --set run.diagnostics_every=5 -q)
 HEAT=(cases/heat.toml --backend cpu --set run.dt=1e-4 --set run.snapshot_every=5 -q)

@@ -5,12 +5,8 @@
 # a 3DCoRectMesh temporal collection in snapshots.xmf, telemetry rows for the halo fill and the
 # update kernel. An unstable dt is refused with the limit named.
 set -eu
-TIERSIM=$1
-WORK=$2
-rm -rf "$WORK"; mkdir -p "$WORK"
-cd "$(dirname "$0")/../.."
-PY=/usr/bin/python3
-$PY -c "import h5py" 2>/dev/null || { echo "SKIP: /usr/bin/python3 without h5py (scripts/setup installs python3-h5py)"; exit 77; }
+source "$(dirname "$0")/prologue.sh"
+require_h5py
 
 run() {  # run <case> <name> <args...>
   local c=$1 n=$2; shift 2

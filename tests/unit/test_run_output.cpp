@@ -34,6 +34,16 @@ std::string write_case(const std::string& dir, const std::string& text) {
   return path;
 }
 
+// A quiet run of `case_path` into `out_dir`, with `--set` overrides.
+RunOptions quiet_run(const std::string& case_path, const std::string& out_dir, std::vector<std::string> overrides = {}) {
+  RunOptions o;
+  o.case_path = case_path;
+  o.out_dir = out_dir;
+  o.quiet = true;
+  o.overrides = std::move(overrides);
+  return o;
+}
+
 bool has_link(hid_t f, const char* path) { return H5Lexists(f, path, H5P_DEFAULT) > 0; }
 
 std::vector<hsize_t> dims_of(hid_t f, const char* path) {
@@ -64,11 +74,7 @@ ic = "plummer"
 TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   const std::string base = temp_dir("run");
   const std::string case_path = write_case(base, kCase);
-  RunOptions o;
-  o.case_path = case_path;
-  o.out_dir = base + "/out";
-  o.quiet = true;
-  o.overrides = {"nbody.count=64"};
+  RunOptions o = quiet_run(case_path, base + "/out", {"nbody.count=64"});
   ASSERT_EQ(run_case(o).exit_code, 0);
 
   for (const char* f : {"snapshots.h5", "snapshots.xmf", "telemetry.csv", "summary.json", "case.toml"})
@@ -144,11 +150,7 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
 TEST(RunOutput, TelemetryEveryNthStepKeepsOnlyThoseSteps) {
   const std::string base = temp_dir("every");
   const std::string case_path = write_case(base, kCase);
-  RunOptions o;
-  o.case_path = case_path;
-  o.out_dir = base + "/out";
-  o.quiet = true;
-  o.overrides = {"nbody.count=32", "run.telemetry_every=4"};
+  RunOptions o = quiet_run(case_path, base + "/out", {"nbody.count=32", "run.telemetry_every=4"});
   ASSERT_EQ(run_case(o).exit_code, 0);
   EXPECT_EQ(kernel_timing_every(), 4);
   std::ifstream tel(o.out_dir + "/telemetry.csv");
@@ -166,10 +168,7 @@ TEST(RunOutput, TelemetryEveryNthStepKeepsOnlyThoseSteps) {
 TEST(RunOutput, RefusesToOverwriteWithoutForce) {
   const std::string base = temp_dir("overwrite");
   const std::string case_path = write_case(base, kCase);
-  RunOptions o;
-  o.case_path = case_path;
-  o.out_dir = base + "/out";
-  o.quiet = true;
+  RunOptions o = quiet_run(case_path, base + "/out");
   ASSERT_EQ(run_case(o).exit_code, 0);
   const auto before = fs::last_write_time(o.out_dir + "/snapshots.h5");
   try {
@@ -224,10 +223,7 @@ TEST(RunOutput, ForceReplacesOnlyATiersimRun) {
 TEST(RunOutput, BadCaseWritesNothing) {
   const std::string base = temp_dir("bad");
   const std::string case_path = write_case(base, std::string(kCase) + "softening = -1\n");
-  RunOptions o;
-  o.case_path = case_path;
-  o.out_dir = base + "/out";
-  o.quiet = true;
+  RunOptions o = quiet_run(case_path, base + "/out");
   EXPECT_THROW(run_case(o), Error);
   EXPECT_FALSE(fs::exists(o.out_dir));
   fs::remove_all(base);
@@ -238,11 +234,7 @@ TEST(RunOutput, BadCaseWritesNothing) {
 TEST(RunOutput, NonFiniteInitialStateWritesNothing) {
   const std::string base = temp_dir("absurd");
   const std::string case_path = write_case(base, kCase);
-  RunOptions o;
-  o.case_path = case_path;
-  o.out_dir = base + "/out";
-  o.quiet = true;
-  o.overrides = {"nbody.count=32", "nbody.total_mass=1e300"};
+  RunOptions o = quiet_run(case_path, base + "/out", {"nbody.count=32", "nbody.total_mass=1e300"});
   try {
     run_case(o);
     ADD_FAILURE() << "a non-finite initial state must be refused";
@@ -275,11 +267,8 @@ n = 12
   for (const Expect& e : {Expect{"heat", "step 15: non-finite values in u["},
                           Expect{"wave", "step 15: non-finite values in u["},
                           Expect{"gray-scott", "step 15: non-finite values in U["}}) {
-    RunOptions o;
-    o.case_path = case_path;
-    o.out_dir = base + "/out_" + e.equation;
-    o.quiet = true;
-    o.overrides = {std::string("stencil.equation=\"") + e.equation + "\""};
+    RunOptions o = quiet_run(case_path, base + "/out_" + e.equation,
+                             {std::string("stencil.equation=\"") + e.equation + "\""});
     const std::string eq = std::string(e.equation) == "gray-scott" ? "gray_scott" : e.equation;
     const std::string kernel = "(kernel stencil_" + eq + "_cpu)";
     setenv("TIERSIM_INJECT_NAN_AT_STEP", "13", 1);

@@ -36,6 +36,16 @@ std::string slurp(const fs::path& p) {
   ss << f.rdbuf();
   return ss.str();
 }
+// An nx x ny x nz grid with origin (1, 2, 3) and a different spacing per axis (0.5, 0.25, 0.125),
+// so that a writer or reader swapping axes is caught.
+GridGeometry skewed_grid(int nx, int ny, int nz) {
+  GridGeometry g;
+  g.nx = nx, g.ny = ny, g.nz = nz;
+  g.origin[0] = 1, g.origin[1] = 2, g.origin[2] = 3;
+  g.spacing[0] = 0.5, g.spacing[1] = 0.25, g.spacing[2] = 0.125;
+  return g;
+}
+
 }  // namespace
 #endif
 
@@ -65,16 +75,7 @@ TEST(VtkOutput, FilesReadBackWithVtkReaders) {
     b.acc[i] = {0, 0, 0};
     b.mass[i] = 1.0 / double(i + 1);
   }
-  GridGeometry g;
-  g.nx = 6;
-  g.ny = 5;
-  g.nz = 4;
-  g.origin[0] = 1;
-  g.origin[1] = 2;
-  g.origin[2] = 3;
-  g.spacing[0] = 0.5;
-  g.spacing[1] = 0.25;
-  g.spacing[2] = 0.125;
+  const GridGeometry g = skewed_grid(6, 5, 4);
   std::vector<float> u(120);
   std::vector<double> v(120);
   for (auto& x : u) x = float(nd(rng));
@@ -169,16 +170,7 @@ TEST(VtkOutput, FieldsOfOneStepShareTheirGrid) {
 #else
   const fs::path dir = fs::path(testing::TempDir()) / ("tiersim_vtk_grid_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  GridGeometry g;
-  g.nx = 4;
-  g.ny = 3;
-  g.nz = 2;
-  g.origin[0] = 1;
-  g.origin[1] = 2;
-  g.origin[2] = 3;
-  g.spacing[0] = 0.5;
-  g.spacing[1] = 0.25;
-  g.spacing[2] = 0.125;
+  const GridGeometry g = skewed_grid(4, 3, 2);
   const std::vector<float> u(24, 1.0f);
   auto other = [&](int what) {
     GridGeometry h = g;
