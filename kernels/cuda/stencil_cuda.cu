@@ -52,6 +52,7 @@ class StencilCuda final : public StencilEngine {
     const DeviceInfo d = query_device();
     if (!d.usable) throw Error("--backend cuda: " + d.why_not);
     sm_count_ = d.sm_count;
+    cc_major_ = d.cc_major;
     const int nf = stencil_field_count(p.equation);
     group_ = p.equation == Equation::GrayScott ? 2 : 1;
     const int ngrids = 2 * group_;
@@ -119,6 +120,7 @@ class StencilCuda final : public StencilEngine {
     l.coeffs = s_.coeffs;
     l.tuning = t_;
     l.sm_count = sm_count_;
+    l.cc_major = cc_major_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
     l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
@@ -245,7 +247,7 @@ class StencilCuda final : public StencilEngine {
   StencilTuning t_;
   GridSpec<T> spec_;
   std::uint64_t id_;
-  int sm_count_ = 1, max_blocks_ = 1;
+  int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
   int group_ = 1;  // grids written per step: 2 for Gray-Scott (U, V), else 1
   std::size_t grid_stride_ = 0, coeff_slot_ = 0;
   cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]

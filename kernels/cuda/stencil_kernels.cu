@@ -15,7 +15,12 @@
 //   * ring (stencil_ring_kernel): every plane of tile and halo goes global -> shared with
 //     cp.async R + P planes ahead into a ring of R + P + 1 buffers; the queue holds only planes
 //     z-R .. z+R, the newest read from the ring. Loads in flight cost shared memory, not
-//     registers. Default at R = 2..4.
+//     registers. Default at R = 2..4. At R = 4 (Hopper) each plane is one bulk tensor copy
+//     (TMA) completing on an mbarrier instead of cp.async by every thread: a quarter fewer
+//     instructions. From R = 2 (Hopper) the blocks run in clusters of 1 x 2 tiles along y that
+//     pass a cluster barrier every plane: neighbours then read their shared halo rows within a
+//     plane of each other, while the rows are in L2 (unpaced blocks drift apart over a z chunk
+//     and read them twice from DRAM).
 // --coeffs constant: the StencilCoeffs table in __constant__ memory: FFMA with c[0x3][...]
 //   operands, a warp-uniform broadcast. --coeffs global: the same table in a global array read
 //   through a const __restrict__ pointer.
@@ -26,6 +31,9 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+
+#include <cuda.h>  // CUtensorMap and its enums (the encoder is reached through the runtime)
+#include <cudaTypedefs.h>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/stencil_kernels.cuh"
@@ -90,6 +98,53 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// Split cluster barrier (sm_90): arrive says "this block has started plane z", wait (one plane
+// later) holds a block that runs ahead of the slowest block of its cluster. Pacing only, no data
+// passes, hence relaxed. In a launch without clusters the block is its own cluster.
+// Built for an older GPU (-DCMAKE_CUDA_ARCHITECTURES=80), these Hopper instructions trap; the
+// drivers below never launch them there (StencilLaunch::cc_major).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define TIERSIM_SM90_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define TIERSIM_SM90_ASM(...) __trap()
+#endif
+__device__ __forceinline__ void cluster_arrive() { TIERSIM_SM90_ASM("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { TIERSIM_SM90_ASM("barrier.cluster.wait.aligned;\n" ::: "memory"); }
+
+// Bulk tensor copy (TMA, sm_90) of one box global -> shared, completing on an mbarrier that
+// counts the bytes; one thread issues it, every thread waits on the barrier's phase.
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  TIERSIM_SM90_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_init_fence() { TIERSIM_SM90_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  TIERSIM_SM90_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 1;
+  do {
+    TIERSIM_SM90_ASM(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, std::uint64_t* bar) {
+  TIERSIM_SM90_ASM(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// Tensor maps of the ring kernel's TMA variant: one per input field, over the whole allocation
+// (halos and row padding), x fastest; a kernel parameter (__grid_constant__), 64-byte aligned.
+struct TmaMaps {
+  CUtensorMap m[2];
+};
+
 template <class T>
 struct Args {
   const T* in0;
@@ -98,6 +153,8 @@ struct Args {
   T* out0;
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
+  int pace;  // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
+  int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
   T p0, p1, p2, p3, p4;
 };
@@ -157,6 +214,9 @@ __global__ void __launch_bounds__(32 * kNoneBY) stencil_none_kernel(Args<T> a, c
 // Shape: BY warps along y, each thread RY consecutive rows of VW points (one 16-byte vector per
 // row), so a block owns a 32*VW x BY*RY tile; PF planes loaded ahead; MINB > 0 caps the
 // registers so that MINB blocks fit on an SM (__launch_bounds__).
+// (Not every kernel uses every member of Tile and Ring: nvcc's "declared but never referenced"
+// is silenced for these two structs, not file-wide.)
+#pragma nv_diag_suppress 177
 template <class T, int R, int EQ, int BY, int PF, int RY>
 struct Tile {
   static constexpr int VW = V<T>::n;                 // points per thread and row (one 16-byte vector)
@@ -394,25 +454,35 @@ __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_k
 // registers, which at R = 4 caps it at 16 warps and 16 KB in flight per SM). The z queue keeps
 // only planes z-R .. z+R of the thread's own vectors (2R + 1 slots, unrolled by that length),
 // the newest read from the ring.
-template <class T, int R, int EQ, int BY, int P, int RY>
+//
+// TMA = true: each plane (tile and halo of every field) is one bulk tensor copy issued by one
+// thread and completing on the buffer's mbarrier, instead of 2-6 cp.async per thread with their
+// address arithmetic; the box lands in the same layout.
+template <class T, int R, int EQ, int BY, int P, int RY, bool TMA = false>
 struct Ring {
   using K = Tile<T, R, EQ, BY, 1, RY>;
   static constexpr int D = R + P;                       // planes copied ahead of the current one
   static constexpr int NB = D + 1;                      // ring buffers
   static constexpr int Q = 2 * R + 1;                   // register queue
   static constexpr int NRW = (K::ROWS + BY - 1) / BY;   // rows copied per warp and plane
-  static constexpr std::size_t smem_bytes = std::size_t(NB) * K::NS * K::ROWS * K::SW * sizeof(T);
+  // One field's plane, rounded up to 128 bytes (a bulk tensor copy's destination alignment).
+  static constexpr int FS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
+  static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FS * sizeof(T);
+  static constexpr std::size_t smem_bytes = ring_bytes + (TMA ? NB * sizeof(std::uint64_t) : 0);
+  static constexpr unsigned box_bytes = unsigned(K::ROWS * K::SW * sizeof(T));
 };
+#pragma nv_diag_default 177
 
-template <class T, int R, int EQ, int BY, int P, int RY, class C>
-__device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
+template <class T, int R, int EQ, int BY, int P, int RY, bool TMA, class C>
+__device__ __forceinline__ void ring_body(const Args<T>& a, const C& co, const TmaMaps& maps) {
   using K = Tile<T, R, EQ, BY, 1, RY>;
-  using G = Ring<T, R, EQ, BY, P, RY>;
+  using G = Ring<T, R, EQ, BY, P, RY, TMA>;
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
-  constexpr int Q = G::Q, NB = G::NB, D = G::D;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
-  constexpr int kBuf = NS * ROWS * SW;
+  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
+  constexpr int kBuf = NS * FS;
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
@@ -439,7 +509,17 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
     c_off[i] = x0 + (long long)gy * sy;
     c_s[i] = row * SW + XH * VW + tx * VW;
   }
+  const bool issuer = tx == 0 && ty == 0;
   auto copy_plane = [&](int z, int b) {
+    if constexpr (TMA) {
+      if (issuer && z < z1 + R) {
+        mbar_expect_tx(bars + b, NS * G::box_bytes);
+#pragma unroll
+        for (int f = 0; f < NS; ++f)
+          tma_load_3d(smem + b * kBuf + f * FS, &maps.m[f], a.gx0 + bx0 - XH * VW, a.gy0 + by0 - R, a.gz0 + z, bars + b);
+      }
+      return;
+    }
     if (z < z1 + R) {
       const long long zo = z * sz;
       T* const sb = smem + b * kBuf;
@@ -449,8 +529,8 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
           const bool ok = c_ok[i] && xin, okh = c_ok[i] && hx_lane;
 #pragma unroll
           for (int f = 0; f < NS; ++f) {
-            cp_async16(sb + f * ROWS * SW + c_s[i], in[f] + (ok ? c_off[i] + zo : 0), ok);
-            if (tx < 2 * XH) cp_async16(sb + f * ROWS * SW + c_s[i] + dxh, in[f] + (okh ? c_off[i] + dxh + zo : 0), okh);
+            cp_async16(sb + f * FS + c_s[i], in[f] + (ok ? c_off[i] + zo : 0), ok);
+            if (tx < 2 * XH) cp_async16(sb + f * FS + c_s[i] + dxh, in[f] + (okh ? c_off[i] + dxh + zo : 0), okh);
           }
         }
     }
@@ -470,8 +550,24 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
       for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + off + r * sy + zz * sz) : zero16<T>();
     }
   }
+  if constexpr (TMA) {
+    if (issuer) {
+      for (int i = 0; i < NB; ++i) mbar_init(bars + i, 1);
+      mbar_init_fence();
+    }
+    __syncthreads();
+  }
+  unsigned phase = 0;  // TMA: bit i is the parity of buffer i's next completion
 #pragma unroll
   for (int i = 0; i < D; ++i) copy_plane(z0 + i, i);
+  if constexpr (TMA) {
+    // Planes z0 .. z0+R-1 are read at the first steps without a wait of their own (the loop
+    // waits for plane z + R): wait for them here, so every buffer's phases are waited in order.
+    for (int i = 0; i < R; ++i) {
+      mbar_wait(bars + i, 0);
+      phase ^= 1u << i;
+    }
+  }
   constexpr int UP = 2;  // the wave's u(t-dt), UP planes ahead in registers
   V<T> upq[EQ == kWave ? UP : 1][RY];
   if constexpr (EQ == kWave) {
@@ -497,23 +593,30 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
           upn[r] = y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? ld16(a.prev + off + r * sy + (z + UP) * sz)
                                                              : zero16<T>();
       }
-      cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
-      __syncthreads();               // ... everyone's; and plane z - 1's buffer is free
+      const int bn = b + R >= NB ? b + R - NB : b + R;  // buffer of plane z + R
+      if (a.pace && z > z0) cluster_wait();  // every block of the cluster has started plane z - 1
+      if constexpr (TMA) {
+        mbar_wait(bars + bn, (phase >> bn) & 1u);  // plane z + R has landed
+        phase ^= 1u << bn;
+      } else {
+        cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
+      }
+      __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
+      if (a.pace) cluster_arrive();
       copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
       T* const sb = smem + b * kBuf;
       {
-        const int bn = b + R >= NB ? b + R - NB : b + R;  // plane z + R
         T* const sn = smem + bn * kBuf;
 #pragma unroll
         for (int f = 0; f < NS; ++f)
 #pragma unroll
-          for (int r = 0; r < RY; ++r) q[f][r][(2 * R + s) % Q] = ld16(sn + f * ROWS * SW + s_own + r * SW);
+          for (int r = 0; r < RY; ++r) q[f][r][(2 * R + s) % Q] = ld16(sn + f * FS + s_own + r * SW);
       }
 
       T lap[NS][RY][VW];
 #pragma unroll
       for (int f = 0; f < NS; ++f) {
-        const T* const own = sb + f * ROWS * SW + s_own;
+        const T* const own = sb + f * FS + s_own;
         V<T> ys[RY + 2 * R];
 #pragma unroll
         for (int t = -R; t < RY + R; ++t)
@@ -582,13 +685,15 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co) {
       if (++b == NB) b = 0;
     }
   }
-  cp_async_wait_group<0>();
+  if (a.pace) cluster_wait();  // pairs the last arrive
+  if constexpr (!TMA) cp_async_wait_group<0>();
 }
 
-template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB>
-__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_ring_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco) {
-  if constexpr (CONST) ring_body<T, R, EQ, BY, P, RY>(a, const_coeffs<T>());
-  else ring_body<T, R, EQ, BY, P, RY>(a, *gco);
+template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
+__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
+    stencil_ring_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco, const __grid_constant__ TmaMaps maps) {
+  if constexpr (CONST) ring_body<T, R, EQ, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
+  else ring_body<T, R, EQ, BY, P, RY, TMA>(a, *gco, maps);
 }
 
 // ---- drivers ----------------------------------------------------------------------------------
@@ -616,6 +721,8 @@ Args<T> make_args(const StencilLaunch<T>& l) {
   a.sy = l.in[0].sy, a.sz = l.in[0].sz;
   a.p0 = l.p[0], a.p1 = l.p[1], a.p2 = l.p[2], a.p3 = l.p[3], a.p4 = l.p[4];
   a.zchunk = 0;
+  a.pace = 0;
+  a.gx0 = a.gy0 = a.gz0 = 0;
   return a;
 }
 
@@ -671,11 +778,64 @@ int choose_zchunk_balanced(int requested, long long tiles_xy, int nz, int slots,
   return best;
 }
 
-template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB = 0>
-StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s) {
+// cuTensorMapEncodeTiled from the driver, through the runtime (no link against libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    TIERSIM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q),
+                       "cuTensorMapEncodeTiled");
+    if (q != cudaDriverEntryPointSuccess || !f) throw Error("the driver has no cuTensorMapEncodeTiled (bulk tensor copy)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// L2 promotion of the copy engine's reads (TIERSIM_TMA_L2_PROMOTION=none|64|128|256, for the
+// benchmark's sweeps): how much the L2 fetches from DRAM around each miss.
+CUtensorMapL2promotion tma_l2_promotion() {
+  static const CUtensorMapL2promotion p = [] {
+    const char* e = std::getenv("TIERSIM_TMA_L2_PROMOTION");
+    const std::string v = e ? e : "256";
+    if (v == "none") return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    if (v == "64") return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    if (v == "128") return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    if (v == "256") return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    throw Error("TIERSIM_TMA_L2_PROMOTION must be none, 64, 128 or 256, not '" + v + "'");
+  }();
+  return p;
+}
+
+// A 3D map over the allocation of the grid whose interior starts at `origin` (x: row pitch,
+// y: rows with halos, z: planes with halos); boxes of sw x rows x 1 points; outside it the copy
+// engine fills zeros (where the cp.async path writes zeros too).
+template <class T>
+CUtensorMap encode_grid_map(const T* origin, const Args<T>& a, int r, int sw, int rows) {
+  const T* base = origin - (a.gx0 + a.gy0 * a.sy + a.gz0 * a.sz);
+  const cuuint64_t dims[3] = {cuuint64_t(a.sy), cuuint64_t(a.ny + 2 * r), cuuint64_t(a.nz + 2 * r)};
+  const cuuint64_t strides[2] = {cuuint64_t(a.sy) * sizeof(T), cuuint64_t(a.sz) * sizeof(T)};
+  const cuuint32_t box[3] = {cuuint32_t(sw), cuuint32_t(rows), 1};
+  const cuuint32_t elem[3] = {1, 1, 1};
+  CUtensorMap m;
+  const CUresult e = tensor_map_encoder()(
+      &m, sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
+      const_cast<T*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      tma_l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (e != CUDA_SUCCESS) throw Error("stencil: tensor map for the bulk tensor copy refused (CUresult " + std::to_string(int(e)) + ")");
+  return m;
+}
+
+template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB = 0, bool TMA = false>
+StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s, int cx = 1, int cy = 1) {
   using K = Tile<T, R, EQ, BY, 1, RY>;
-  using G = Ring<T, R, EQ, BY, P, RY>;
-  auto kern = stencil_ring_kernel<T, R, EQ, CONST, BY, P, RY, MINB>;
+  using G = Ring<T, R, EQ, BY, P, RY, TMA>;
+  auto kern = stencil_ring_kernel<T, R, EQ, CONST, BY, P, RY, MINB, TMA>;
+  TmaMaps maps{};
+  if constexpr (TMA) {
+    if (l.cc_major < 9) throw Error("stencil: the bulk tensor copy kernel needs a Hopper GPU (compute capability 9.0)");
+    a.gx0 = int(a.sy) - a.xlimit, a.gy0 = l.in[0].r, a.gz0 = l.in[0].r;
+    for (int f = 0; f < K::NS; ++f) maps.m[f] = encode_grid_map(f ? a.in1 : a.in0, a, l.in[0].r, K::SW, K::ROWS);
+  }
   static bool configured = false;
   if (!configured) {
     TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::smem_bytes)),
@@ -687,13 +847,40 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
-  a.zchunk = choose_zchunk_balanced(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, 2 * R + G::D);
+  int slots = std::max(1, per_sm) * l.sm_count;
+  // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo
+  // rows and columns one block reads are still in L2 when its neighbour reads them. Only where
+  // the tiles divide evenly and the device can place such a cluster.
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  if ((cx > 1 || cy > 1) && tx % cx == 0 && ty % cy == 0 && l.cc_major >= 9) {
+    cfg.gridDim = dim3(unsigned(tx), unsigned(ty), 1);
+    cfg.blockDim = dim3(32, BY);
+    cfg.dynamicSmemBytes = G::smem_bytes;
+    cfg.stream = s;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(cx), attr[0].val.clusterDim.y = unsigned(cy), attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr, cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg) == cudaSuccess && clusters > 0) {
+      a.pace = 1;
+      slots = std::min(slots, clusters * cx * cy);
+    }
+    (void)cudaGetLastError();  // an unplaceable cluster is not an error: launch without
+  }
+  a.zchunk = choose_zchunk_balanced(l.tuning.z_chunk, tx * ty, a.nz, slots, 2 * R + G::D);
   const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
-  kern<<<grid, dim3(32, BY), G::smem_bytes, s>>>(a, l.coeffs_global);
-  std::string name = std::string("stencil_") + eq_tag(EQ) + "_ring_r" + std::to_string(R) + "_by" +
-                     std::to_string(BY) + "_p" + std::to_string(P);
+  if (a.pace) {
+    cfg.gridDim = grid;
+    TIERSIM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kern, a, l.coeffs_global, maps), "stencil ring kernel in clusters");
+  } else {
+    kern<<<grid, dim3(32, BY), G::smem_bytes, s>>>(a, l.coeffs_global, maps);
+  }
+  std::string name = std::string("stencil_") + eq_tag(EQ) + (TMA ? "_tma_r" : "_ring_r") + std::to_string(R) +
+                     "_by" + std::to_string(BY) + "_p" + std::to_string(P);
   if (RY > 1) name += "_ry" + std::to_string(RY);
   if (MINB > 0) name += "_mb" + std::to_string(MINB);
+  if (a.pace) name += "_c" + std::to_string(cx) + "x" + std::to_string(cy);
   TIERSIM_CUDA_CHECK_LAUNCH("stencil_ring_kernel",
                             name + ", grid " + std::to_string(a.nx) + "x" + std::to_string(a.ny) + "x" + std::to_string(a.nz));
   // Model: per block, every plane of its chunk plus R more (the last R planes feed the queue),
@@ -709,19 +896,21 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t
 }
 
 // Shape override for the benchmark's sweeps and the tests (heat fp32, both coefficient spaces):
-// TIERSIM_STENCIL_SHAPE=K,BY,PF,RY,MINB: kernel (0: register prefetch, 1: ring), threads along
+// TIERSIM_STENCIL_SHAPE=K,BY,PF,RY,MINB: kernel (0: register prefetch, 1: ring, 2: ring filled by
+// the bulk tensor copy), threads along
 // y, planes ahead (ring: P, planes in flight past the R the queue needs), rows per thread,
-// blocks per SM in __launch_bounds__ (0: none). Unset: the defaults in launch_eq, or
-// --block-y/--prefetch.
+// blocks per SM in __launch_bounds__ (0: none), and for the ring kernel optionally a cluster of
+// CX x CY tiles paced plane by plane. Unset: the defaults in launch_eq, or --block-y/--prefetch.
 struct Shape {
-  int k = -1, by = 0, pf = 0, ry = 0, minb = 0;
+  int k = -1, by = 0, pf = 0, ry = 0, minb = 0, cx = 1, cy = 1;
 };
 Shape env_shape() {
   static const Shape sh = [] {
     Shape r;
     if (const char* e = std::getenv("TIERSIM_STENCIL_SHAPE"))
-      if (std::sscanf(e, "%d,%d,%d,%d,%d", &r.k, &r.by, &r.pf, &r.ry, &r.minb) != 5)
-        throw Error(std::string("TIERSIM_STENCIL_SHAPE must be K,BY,PF,RY,MINB, not '") + e + "'");
+      if (const int n = std::sscanf(e, "%d,%d,%d,%d,%d,%d,%d", &r.k, &r.by, &r.pf, &r.ry, &r.minb, &r.cx, &r.cy);
+          n != 5 && n != 7)
+        throw Error(std::string("TIERSIM_STENCIL_SHAPE must be K,BY,PF,RY,MINB[,CX,CY], not '") + e + "'");
     return r;
   }();
   return sh;
@@ -764,7 +953,7 @@ StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
 #define TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)                                        \
   if (e.k == K_ && e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) {      \
     if constexpr (K_ == 0) return launch_shared<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s); \
-    else return launch_ring<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s);           \
+    else return launch_ring<T, R, EQ, CONST, BY_, PF_, RY_, MB_, K_ == 2>(l, a, s, e.cx, e.cy); \
   }
       TIERSIM_SHAPE(0, 8, 2, 1, 0)
       TIERSIM_SHAPE(0, 4, 2, 2, 0)
@@ -787,19 +976,30 @@ StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
       TIERSIM_SHAPE4(1, 8, 2, 4, 0)
       TIERSIM_SHAPE4(1, 8, 4, 4, 0)
       TIERSIM_SHAPE4(1, 8, 5, 4, 0)
+      // Bulk tensor copy ring (K = 2): the default ring shapes of R = 2, 3, 4 and deeper/shallower rings at R = 4.
+      TIERSIM_SHAPE(2, 16, 4, 1, 0)
+      TIERSIM_SHAPE(2, 8, 4, 2, 0)
+      TIERSIM_SHAPE4(2, 8, 4, 4, 0)
+      TIERSIM_SHAPE4(2, 8, 2, 4, 0)
+      TIERSIM_SHAPE4(2, 8, 1, 4, 0)
+      TIERSIM_SHAPE4(2, 8, 3, 4, 0)
+      TIERSIM_SHAPE4(2, 8, 4, 3, 0)
 #undef TIERSIM_SHAPE4
 #undef TIERSIM_SHAPE
       throw Error("TIERSIM_STENCIL_SHAPE: shape not built");
     }
-    // Defaults (sweep of 2026-11-22, H200, 512^3, constant): R = 1 the register-prefetch kernel,
-    // 4 warps x 2 rows (93% of copy; the ring kernel 75-79%); R = 2 ring, 16 warps x 1 row, P = 4
-    // (87%); R = 3 ring, 8 warps x 2 rows, P = 4 (86%; register prefetch 61-63%). R = 4 ring,
-    // 8 warps x 4 rows, P = 4 (a 128 x 32 tile: y halo 8 rows per 32, not per 16; 247 registers,
-    // no spills; the sweep in docs/performance.md).
+    // Defaults (sweeps in docs/performance.md, 512^3, constant): R = 1 the register-prefetch
+    // kernel, 4 warps x 2 rows (93% of copy; the ring kernel 75-79%). R = 2 ring, 16 warps x 1
+    // row, P = 4; R = 3 ring, 8 warps x 2 rows, P = 4; R = 4 ring filled by the bulk tensor copy,
+    // 8 warps x 4 rows (a 128 x 32 tile), P = 2. From R = 2 in clusters of 1 x 2 tiles paced
+    // plane by plane, so that the y-halo rows a block reads are still in L2 when its neighbour
+    // reads them (H100: R = 2 81.7 -> 85.0%, R = 3 78.5 -> 82.2%, R = 4 76.8 -> 85.8%). Before
+    // Hopper: no clusters, and R = 4 falls back to the cp.async ring.
     if (!l.tuning.block_y && !l.tuning.prefetch) {
       if constexpr (R == 1) return launch_shared<T, R, EQ, CONST, 4, 2, 2, 0>(l, a, s);
-      else if constexpr (R == 2) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s);
-      else if constexpr (R == 3) return launch_ring<T, R, EQ, CONST, 8, 4, 2>(l, a, s);
+      else if constexpr (R == 2) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s, 1, 2);
+      else if constexpr (R == 3) return launch_ring<T, R, EQ, CONST, 8, 4, 2>(l, a, s, 1, 2);
+      else if (l.cc_major >= 9) return launch_ring<T, R, EQ, CONST, 8, 2, 4, 0, true>(l, a, s, 1, 2);
       else return launch_ring<T, R, EQ, CONST, 8, 4, 4>(l, a, s);
     }
     const int by = l.tuning.block_y ? l.tuning.block_y : 8;

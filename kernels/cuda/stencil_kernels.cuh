@@ -18,6 +18,7 @@ struct StencilLaunch {
   CoeffSpace coeffs = CoeffSpace::Constant;
   StencilTuning tuning;
   int sm_count = 132;
+  int cc_major = 9;  // Hopper (9) and later: bulk tensor copies and clusters
   // Grids share one GridSpec: origins of the inputs read by the stencil (in[1]: V of
   // Gray-Scott), of u(t - dt) for the wave (updated in place: out[0] == prev), of the outputs.
   GridView<T> in[2], out[2];

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -163,6 +164,38 @@ TEST(StencilGpu, TilingShapesAllMatch) {
         EXPECT_EQ(nans, 0u);
       }
 }
+
+// Grids whose tiles divide evenly (256 x 128 in x, y): the ring kernels then run in clusters of
+// tiles paced plane by plane where the device can place them (the odd sizes above never do),
+// several z chunks, both coefficient spaces, three steps (the ping-pong buffers swap).
+class StencilGpuWholeTiles : public ::testing::TestWithParam<int> {};
+
+TEST_P(StencilGpuWholeTiles, HeatMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  const int R = GetParam();
+  for (CoeffSpace c : {CoeffSpace::Constant, CoeffSpace::Global}) {
+    const StencilProblem p = problem(Equation::Heat, R, 256, 128, 72);
+    auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, c), p);
+    auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, Tiling::Shared, c), p);
+    const double dt = stable_dt(p, 0.5);
+    init_pair(*gpu, *cpu, p, 40 + R, dt);
+    for (int s = 0; s < 3; ++s) gpu->step(dt), cpu->step(dt);
+    std::size_t nans = 0;
+    const auto recs = gpu->take_records();
+    ASSERT_FALSE(recs.empty());
+    const std::string kernel = recs.back().kernel;
+    EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5) << kernel << " " << name(c);
+    EXPECT_EQ(nans, 0u) << kernel;
+    // The defaults this test exists for, on Hopper (unless a shape is forced for a sweep).
+    if (query_device().cc_major >= 9 && !std::getenv("TIERSIM_STENCIL_SHAPE")) {
+      if (R >= 2) EXPECT_NE(kernel.find("_c1x2"), std::string::npos) << kernel << ": not in paced clusters";
+      if (R == 4) EXPECT_NE(kernel.find("_tma_"), std::string::npos) << kernel << ": not the bulk tensor copy ring";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Radii, StencilGpuWholeTiles, ::testing::Values(1, 2, 3, 4),
+                         [](const ::testing::TestParamInfo<int>& i) { return "r" + std::to_string(i.param); });
 
 // Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed (Gray-Scott's
 // fixed U and V halos with different values).
