@@ -21,8 +21,12 @@ namespace tiersim {
 //              ping-pong the persisting demand is twice the window once a group exceeds half
 //              the carve-out.
 //  OutputHalf: Output with hitRatio = carve-out / (2 x one group), accounting for those lines.
+//  Fixed:      one window over group A alone (and the table), set once and never moved,
+//              hitRatio = carve-out / one group: A is read every step and written every other
+//              step, so its lines stay persisting (no churn) while group B streams past them.
+//              Measured slower than Output from 176^3 on an H100 (docs/performance.md).
 // `tiersim bench l2 --stencil-window` compares them (docs/performance.md, "L2 persistence").
-enum class StencilL2Target { Pair, Output, OutputHalf };
+enum class StencilL2Target { Pair, Output, OutputHalf, Fixed };
 void set_stencil_l2_target(StencilL2Target t);
 StencilL2Target stencil_l2_target();
 // What happens to the window's lines that the hit ratio does not make persisting: streaming

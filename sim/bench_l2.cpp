@@ -185,8 +185,9 @@ void run_bench_l2(const BenchL2Options& o) {
         // normal lines instead of streaming ones).
         const bool normal = wname.size() > 7 && wname.substr(wname.size() - 7) == "-normal";
         const std::string place = normal ? wname.substr(0, wname.size() - 7) : wname;
-        const StencilL2Target w = place == "output" ? StencilL2Target::Output
+        const StencilL2Target w = place == "output"        ? StencilL2Target::Output
                                   : place == "output-half" ? StencilL2Target::OutputHalf
+                                  : place == "fixed"       ? StencilL2Target::Fixed
                                                            : StencilL2Target::Pair;
         const StencilL2Target before = stencil_l2_target();
         set_stencil_l2_target(w);
@@ -204,6 +205,7 @@ void run_bench_l2(const BenchL2Options& o) {
     }
   }
   for (long long n : o.nbody_sizes) {
+    if (n <= 0) continue;  // `--nbody-sizes ''` (or 0): no N-body rows
     const Bodies b = random_bodies(n);
     for (const std::string& t : o.nbody_tilings) {
       Strategy ns;
@@ -230,15 +232,16 @@ void register_bench_l2(CLI::App& bench) {
   CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
   sub->add_option("--equations", o->equations, "heat, wave, gray-scott")->delimiter(',')->capture_default_str();
   sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
-  sub->add_option("--stencil-window", o->windows, "pair, output, output-half, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
+  sub->add_option("--stencil-window", o->windows, "pair, output, output-half, fixed, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
       ->delimiter(',')
-      ->check(CLI::IsMember({"pair", "output", "output-half", "pair-normal", "output-normal", "output-half-normal"}))
+      ->check(CLI::IsMember({"pair", "output", "output-half", "fixed", "pair-normal", "output-normal", "output-half-normal",
+                             "fixed-normal"}))
       ->capture_default_str();
   sub->add_option("--radius", o->radius, "stencil radius 1..4")->capture_default_str();
   sub->add_option("--tiling", o->tiling, "none, shared")->capture_default_str();
   sub->add_option("--coeffs", o->coeffs, "constant, global")->capture_default_str();
   sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
-  sub->add_option("--nbody-sizes", o->nbody_sizes, "body counts for the N-body rows (empty list: none)")
+  sub->add_option("--nbody-sizes", o->nbody_sizes, "body counts for the N-body rows ('' or 0: none)")
       ->delimiter(',')
       ->capture_default_str();
   sub->add_option("--nbody-tilings", o->nbody_tilings, "none, shared")->delimiter(',')->capture_default_str();
