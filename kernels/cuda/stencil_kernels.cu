@@ -21,9 +21,10 @@
 //     pass a cluster barrier every plane: neighbours then read their shared halo rows within a
 //     plane of each other, while the rows are in L2 (unpaced blocks drift apart over a z chunk
 //     and read them twice from DRAM).
-// --coeffs constant: the StencilCoeffs table in __constant__ memory: FFMA with c[0x3][...]
-//   operands, a warp-uniform broadcast. --coeffs global: the same table in a global array read
-//   through a const __restrict__ pointer.
+// --coeffs constant: the StencilCoeffs table in __constant__ memory: on Hopper the compiler
+//   loads it once into uniform registers (ULDC from c[0x3][...]) and every FFMA takes a weight
+//   from one, a warp-uniform operand. --coeffs global: the same table in a global array read
+//   through a const __restrict__ pointer (loaded once per thread into ordinary registers).
 // The arithmetic is kernels/physics/stencil.hpp's, the same the CPU reference runs.
 #include <algorithm>
 #include <cstdio>
