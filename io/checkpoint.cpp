@@ -30,77 +30,46 @@ namespace {
 // Elements per chunk of a state array: each chunk carries its own Fletcher32 checksum.
 constexpr hsize_t kChunkElements = hsize_t(1) << 20;  // 8 MiB of doubles
 
-// Owns one HDF5 identifier; close() reports whether the close (for a file, its last flush) worked.
-class Id {
- public:
-  Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  ~Id() { close(); }
-  herr_t close() {
-    const herr_t s = id_ >= 0 ? close_hdf5(id_, close_) : 0;
-    id_ = -1;
-    return s;
-  }
-  operator hid_t() const { return id_; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// Every message is one line: the checkpoint, what failed, and HDF5's (or the system's) reason.
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error(path + ": " + what + ": " + hdf5_error_reason());
-}
-hid_t check(hid_t id, const std::string& path, const std::string& what) {
-  if (id < 0) fail(path, what);
-  return id;
-}
-void check_status(herr_t s, const std::string& path, const std::string& what) {
-  if (s < 0) fail(path, what);
-}
-
 void write_string_attr(hid_t obj, const char* name, const std::string& value, const std::string& path) {
   const std::string what = std::string("cannot write attribute ") + name;
-  Id type(check(H5Tcopy(H5T_C_S1), path, what), H5Tclose);
-  check_status(H5Tset_size(type, value.size() + 1), path, what);
-  Id space(check(H5Screate(H5S_SCALAR), path, what), H5Sclose);
-  Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), path, what), H5Aclose);
-  check_status(H5Awrite(attr, type, value.c_str()), path, what);
+  Hdf5Handle type(hdf5_check(H5Tcopy(H5T_C_S1), path, what), H5Tclose);
+  hdf5_check_status(H5Tset_size(type, value.size() + 1), path, what);
+  Hdf5Handle space(hdf5_check(H5Screate(H5S_SCALAR), path, what), H5Sclose);
+  Hdf5Handle attr(hdf5_check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), path, what), H5Aclose);
+  hdf5_check_status(H5Awrite(attr, type, value.c_str()), path, what);
 }
 
 std::string read_string_attr(hid_t obj, const char* name, const std::string& path) {
   const std::string what = std::string("cannot read attribute ") + name;
-  Id attr(check(H5Aopen(obj, name, H5P_DEFAULT), path, what), H5Aclose);
-  Id type(check(H5Aget_type(attr), path, what), H5Tclose);
+  Hdf5Handle attr(hdf5_check(H5Aopen(obj, name, H5P_DEFAULT), path, what), H5Aclose);
+  Hdf5Handle type(hdf5_check(H5Aget_type(attr), path, what), H5Tclose);
   if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) != 0)
     throw Error(path + ": attribute " + name + " is not a fixed-length string");
   std::string s(H5Tget_size(type), '\0');
-  check_status(H5Aread(attr, type, s.data()), path, what);
+  hdf5_check_status(H5Aread(attr, type, s.data()), path, what);
   return s.substr(0, s.find('\0'));
 }
 
 template <class T>
 void write_scalar_attr(hid_t obj, const char* name, hid_t type, T v, const std::string& path) {
   const std::string what = std::string("cannot write attribute ") + name;
-  Id space(check(H5Screate(H5S_SCALAR), path, what), H5Sclose);
-  Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), path, what), H5Aclose);
-  check_status(H5Awrite(attr, type, &v), path, what);
+  Hdf5Handle space(hdf5_check(H5Screate(H5S_SCALAR), path, what), H5Sclose);
+  Hdf5Handle attr(hdf5_check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), path, what), H5Aclose);
+  hdf5_check_status(H5Awrite(attr, type, &v), path, what);
 }
 
 template <class T>
 T read_scalar_attr(hid_t attr, hid_t type, const std::string& path, const std::string& name) {
-  Id space(check(H5Aget_space(attr), path, "cannot read attribute " + name), H5Sclose);
+  Hdf5Handle space(hdf5_check(H5Aget_space(attr), path, "cannot read attribute " + name), H5Sclose);
   if (H5Sget_simple_extent_npoints(space) != 1) throw Error(path + ": attribute " + name + " is not one value");
   T v{};
-  check_status(H5Aread(attr, type, &v), path, "cannot read attribute " + name);
+  hdf5_check_status(H5Aread(attr, type, &v), path, "cannot read attribute " + name);
   return v;
 }
 
 template <class T>
 T read_scalar_attr(hid_t obj, const char* name, hid_t type, const std::string& path) {
-  Id attr(check(H5Aopen(obj, name, H5P_DEFAULT), path, std::string("cannot read attribute ") + name), H5Aclose);
+  Hdf5Handle attr(hdf5_check(H5Aopen(obj, name, H5P_DEFAULT), path, std::string("cannot read attribute ") + name), H5Aclose);
   return read_scalar_attr<T>(attr, type, path, name);
 }
 
@@ -109,45 +78,45 @@ T read_scalar_attr(hid_t obj, const char* name, hid_t type, const std::string& p
 void write_array(hid_t group, const std::string& name, const std::vector<double>& v, const std::string& path) {
   const std::string what = "cannot write array /state/" + name;
   const hsize_t n = v.size();
-  Id space(check(H5Screate_simple(1, &n, nullptr), path, what), H5Sclose);
-  Id dcpl(check(H5Pcreate(H5P_DATASET_CREATE), path, what), H5Pclose);
+  Hdf5Handle space(hdf5_check(H5Screate_simple(1, &n, nullptr), path, what), H5Sclose);
+  Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), path, what), H5Pclose);
   if (n > 0) {
     const hsize_t chunk = std::min(n, kChunkElements);
-    check_status(H5Pset_chunk(dcpl, 1, &chunk), path, what);
-    check_status(H5Pset_fletcher32(dcpl), path, what);
+    hdf5_check_status(H5Pset_chunk(dcpl, 1, &chunk), path, what);
+    hdf5_check_status(H5Pset_fletcher32(dcpl), path, what);
   }
-  Id d(check(H5Dcreate2(group, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path, what),
+  Hdf5Handle d(hdf5_check(H5Dcreate2(group, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path, what),
        H5Dclose);
-  check_status(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
-  check_status(d.close(), path, what);  // writes the chunks still cached
+  hdf5_check_status(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
+  hdf5_check_status(d.close(), path, what);  // writes the chunks still cached
 }
 
 // Names of any length: H5Aget_name and H5Lget_name_by_idx are asked for the size first.
 std::string attr_name(hid_t attr, const std::string& path) {
   const ssize_t len = H5Aget_name(attr, 0, nullptr);
-  if (len < 0) fail(path, "cannot read the attribute names of /state");
+  if (len < 0) hdf5_fail(path, "cannot read the attribute names of /state");
   std::string s(std::size_t(len) + 1, '\0');
-  if (H5Aget_name(attr, s.size(), s.data()) < 0) fail(path, "cannot read the attribute names of /state");
+  if (H5Aget_name(attr, s.size(), s.data()) < 0) hdf5_fail(path, "cannot read the attribute names of /state");
   s.resize(std::size_t(len));
   return s;
 }
 std::string link_name(hid_t group, hsize_t idx, const std::string& path) {
   const ssize_t len = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, idx, nullptr, 0, H5P_DEFAULT);
-  if (len < 0) fail(path, "cannot read the array names of /state");
+  if (len < 0) hdf5_fail(path, "cannot read the array names of /state");
   std::string s(std::size_t(len) + 1, '\0');
   if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, idx, s.data(), s.size(), H5P_DEFAULT) < 0)
-    fail(path, "cannot read the array names of /state");
+    hdf5_fail(path, "cannot read the array names of /state");
   s.resize(std::size_t(len));
   return s;
 }
 
 void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
-  Id root(check(H5Gopen2(file, "/", H5P_DEFAULT), path, "cannot open /"), H5Gclose);
+  Hdf5Handle root(hdf5_check(H5Gopen2(file, "/", H5P_DEFAULT), path, "cannot open /"), H5Gclose);
   write_string_attr(root, "model", c.model, path);
   write_string_attr(root, "case", c.case_toml, path);
   write_scalar_attr<std::int64_t>(root, "step", H5T_NATIVE_INT64, c.step, path);
   write_scalar_attr<double>(root, "time", H5T_NATIVE_DOUBLE, c.time, path);
-  Id state(check(H5Gcreate2(file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), path, "cannot create /state"),
+  Hdf5Handle state(hdf5_check(H5Gcreate2(file, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), path, "cannot create /state"),
            H5Gclose);
   for (const auto& [name, v] : c.state.scalars) write_scalar_attr<double>(state, name.c_str(), H5T_NATIVE_DOUBLE, v, path);
   for (const auto& [name, v] : c.state.arrays) write_array(state, name, v, path);
@@ -158,18 +127,18 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
 void write_checkpoint(const std::string& dir, const Checkpoint& c) {
   const std::string final_path = (fs::path(dir) / "checkpoint.h5").string();
   const std::string tmp = final_path + ".tmp";
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  silence_hdf5_errors();
   try {
-    Id fapl(check(H5Pcreate(H5P_FILE_ACCESS), final_path, "cannot create"), H5Pclose);
+    Hdf5Handle fapl(hdf5_check(H5Pcreate(H5P_FILE_ACCESS), final_path, "cannot create"), H5Pclose);
     // The 1.10 file format: its superblock, object headers and chunk indexes carry checksums too
     // (the default, 1.0-compatible format has none: a damaged chunk address read as zeros).
-    check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), final_path, "cannot create");
-    Id file(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
+    hdf5_check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), final_path, "cannot create");
+    Hdf5Handle file(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
             H5Fclose);
     write_into(file, c, final_path);
-    check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), final_path, "cannot write");
+    hdf5_check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), final_path, "cannot write");
     // The close is the file's last write: a checkpoint whose close failed is never renamed in.
-    check_status(file.close(), final_path, "cannot write");
+    hdf5_check_status(file.close(), final_path, "cannot write");
   } catch (...) {
     std::error_code ec;
     fs::remove(tmp, ec);  // on a full disk, the space back; the previous checkpoint stays
@@ -194,38 +163,38 @@ Checkpoint read_checkpoint(const std::string& dir) {
   const std::string path = (fs::path(dir) / "checkpoint.h5").string();
   if (!fs::exists(path, ec)) throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
   const std::uintmax_t file_bytes = fs::file_size(path, ec);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  Id file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not a readable HDF5 checkpoint"), H5Fclose);
+  silence_hdf5_errors();
+  Hdf5Handle file(hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not a readable HDF5 checkpoint"), H5Fclose);
   Checkpoint c;
-  Id root(check(H5Gopen2(file, "/", H5P_DEFAULT), path, "cannot open /"), H5Gclose);
+  Hdf5Handle root(hdf5_check(H5Gopen2(file, "/", H5P_DEFAULT), path, "cannot open /"), H5Gclose);
   c.model = read_string_attr(root, "model", path);
   c.case_toml = read_string_attr(root, "case", path);
   c.step = read_scalar_attr<std::int64_t>(root, "step", H5T_NATIVE_INT64, path);
   c.time = read_scalar_attr<double>(root, "time", H5T_NATIVE_DOUBLE, path);
-  Id state(check(H5Gopen2(file, "state", H5P_DEFAULT), path, "cannot open /state"), H5Gclose);
+  Hdf5Handle state(hdf5_check(H5Gopen2(file, "state", H5P_DEFAULT), path, "cannot open /state"), H5Gclose);
   H5O_info_t oinfo;
-  check_status(H5Oget_info2(state, &oinfo, H5O_INFO_NUM_ATTRS), path, "cannot read /state");
+  hdf5_check_status(H5Oget_info2(state, &oinfo, H5O_INFO_NUM_ATTRS), path, "cannot read /state");
   for (hsize_t a = 0; a < oinfo.num_attrs; ++a) {
-    Id attr(check(H5Aopen_by_idx(state, ".", H5_INDEX_NAME, H5_ITER_INC, a, H5P_DEFAULT, H5P_DEFAULT), path,
+    Hdf5Handle attr(hdf5_check(H5Aopen_by_idx(state, ".", H5_INDEX_NAME, H5_ITER_INC, a, H5P_DEFAULT, H5P_DEFAULT), path,
                   "cannot read the attributes of /state"),
             H5Aclose);
     const std::string name = attr_name(attr, path);
     c.state.scalars.emplace_back(name, read_scalar_attr<double>(attr, H5T_NATIVE_DOUBLE, path, "/state/" + name));
   }
   H5G_info_t ginfo;
-  check_status(H5Gget_info(state, &ginfo), path, "cannot read /state");
+  hdf5_check_status(H5Gget_info(state, &ginfo), path, "cannot read /state");
   for (hsize_t k = 0; k < ginfo.nlinks; ++k) {
     const std::string name = link_name(state, k, path);
     const std::string what = "cannot read array /state/" + name;
-    Id d(check(H5Dopen2(state, name.c_str(), H5P_DEFAULT), path, what), H5Dclose);
-    Id space(check(H5Dget_space(d), path, what), H5Sclose);
+    Hdf5Handle d(hdf5_check(H5Dopen2(state, name.c_str(), H5P_DEFAULT), path, what), H5Dclose);
+    Hdf5Handle space(hdf5_check(H5Dget_space(d), path, what), H5Sclose);
     const hssize_t n = H5Sget_simple_extent_npoints(space);
-    if (n < 0) fail(path, what);
+    if (n < 0) hdf5_fail(path, what);
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
     if (std::uintmax_t(n) > file_bytes / sizeof(double))
       throw Error(path + ": array /state/" + name + " claims " + std::to_string(n) + " values, more than the file holds");
     std::vector<double> v(static_cast<std::size_t>(n));
-    if (n > 0) check_status(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
+    if (n > 0) hdf5_check_status(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
     c.state.arrays.emplace_back(name, std::move(v));
   }
   return c;

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "sim/core.hpp"
+
 namespace tiersim {
 
 namespace {
@@ -56,6 +58,18 @@ std::string hdf5_error_reason() {
     return deepest.substr(p + key.size(), q == std::string::npos ? std::string::npos : q - p - key.size());
   }
   return deepest.empty() ? "HDF5 error" : deepest;
+}
+
+void silence_hdf5_errors() {
+  static const bool done = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
+[[noreturn]] void hdf5_fail(const std::string& file, const std::string& what) {
+  throw Error(file + ": " + what + ": " + hdf5_error_reason());
 }
 
 }  // namespace tiersim

@@ -28,74 +28,20 @@ constexpr const char* kH5Name = "snapshots.h5";
 constexpr const char* kXmfName = "snapshots.xmf";
 constexpr const char* kCreator = "tiersim";
 
-// ---- Errors: one line naming the file, what failed and the deepest HDF5 (or system) reason ------
-
-// The library's own printing of error stacks is turned off once; errors become Error messages.
-void silence_hdf5_errors() {
-  static const bool done = [] {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    return true;
-  }();
-  (void)done;
-}
-
-[[noreturn]] void fail(const std::string& file, const std::string& what) {
-  throw Error(file + ": " + what + ": " + hdf5_error_reason());
-}
-
-hid_t check(hid_t id, const std::string& file, const std::string& what) {
-  if (id < 0) fail(file, what);
-  return id;
-}
-void check_status(herr_t s, const std::string& file, const std::string& what) {
-  if (s < 0) fail(file, what);
-}
-
-// Owns one HDF5 identifier.
-class Handle {
- public:
-  Handle() = default;
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
-  Handle& operator=(Handle&& o) noexcept {
-    if (this != &o) {
-      reset();
-      id_ = o.id_;
-      close_ = o.close_;
-      o.id_ = -1;
-    }
-    return *this;
-  }
-  ~Handle() { reset(); }
-  void reset() { close(); }
-  // Closes now; < 0 if the close failed (for a file: its last flush).
-  herr_t close() {
-    const herr_t s = id_ >= 0 && close_ ? close_hdf5(id_, close_) : 0;
-    id_ = -1;
-    return s;
-  }
-  hid_t get() const { return id_; }
-  operator hid_t() const { return id_; }
-
- private:
-  hid_t id_ = -1;
-  herr_t (*close_)(hid_t) = nullptr;
-};
-
-// Context for the checks: the file path every message starts with.
+// Context for the checks (io/hdf5_library.hpp): the file path every message starts with.
 struct H5 {
   std::string file;
 
-  Handle group(hid_t loc, const std::string& name) const {
-    return {check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open group " + name), H5Gclose};
+  Hdf5Handle group(hid_t loc, const std::string& name) const {
+    return {hdf5_check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open group " + name), H5Gclose};
   }
-  Handle make_group(hid_t loc, const std::string& name) const {
-    return {check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+  Hdf5Handle make_group(hid_t loc, const std::string& name) const {
+    return {hdf5_check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                   "cannot create group " + name),
             H5Gclose};
   }
-  Handle dataset(hid_t loc, const std::string& name) const {
-    return {check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open dataset " + name), H5Dclose};
+  Hdf5Handle dataset(hid_t loc, const std::string& name) const {
+    return {hdf5_check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open dataset " + name), H5Dclose};
   }
   bool exists(hid_t loc, const std::string& path) const {
     // Walk the path: H5Lexists fails (rather than returning false) on a missing intermediate.
@@ -107,7 +53,7 @@ struct H5 {
       const std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
       sofar += (sofar.empty() || sofar == "/" ? "" : "/") + part;
       const htri_t e = H5Lexists(loc, sofar.c_str(), H5P_DEFAULT);
-      if (e < 0) fail(file, "cannot look up " + sofar);
+      if (e < 0) hdf5_fail(file, "cannot look up " + sofar);
       if (e == 0) return false;
       if (slash == std::string::npos) break;
       start = slash + 1;
@@ -116,11 +62,11 @@ struct H5 {
   }
 
   std::vector<hsize_t> dims(hid_t dset, const std::string& name) const {
-    Handle sp(check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    Hdf5Handle sp(hdf5_check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
     const int rank = H5Sget_simple_extent_ndims(sp);
-    if (rank < 0) fail(file, "rank of " + name);
+    if (rank < 0) hdf5_fail(file, "rank of " + name);
     std::vector<hsize_t> d(static_cast<std::size_t>(rank));
-    if (rank > 0 && H5Sget_simple_extent_dims(sp, d.data(), nullptr) < 0) fail(file, "shape of " + name);
+    if (rank > 0 && H5Sget_simple_extent_dims(sp, d.data(), nullptr) < 0) hdf5_fail(file, "shape of " + name);
     return d;
   }
 
@@ -130,7 +76,7 @@ struct H5 {
     hsize_t n = 1;
     for (hsize_t x : d) n *= x;
     std::vector<T> out(n);
-    if (n > 0) check_status(H5Dread(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    if (n > 0) hdf5_check_status(H5Dread(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file, "cannot read " + name);
     return out;
   }
 
@@ -143,98 +89,98 @@ struct H5 {
     hsize_t n = 1;
     for (std::size_t k = 1; k < d.size(); ++k) n *= d[k];
     std::vector<double> out(n);
-    Handle fsp(check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
-    check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+    Hdf5Handle fsp(hdf5_check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    hdf5_check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
                  "selection in " + name);
-    Handle msp(check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"), H5Sclose);
-    check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    Hdf5Handle msp(hdf5_check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"), H5Sclose);
+    hdf5_check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, out.data()), file, "cannot read " + name);
     return out;
   }
 
   void write_fixed(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<hsize_t>& d,
                    const void* data) const {
-    Handle sp(check(H5Screate_simple(int(d.size()), d.data(), nullptr), file, "dataspace for " + name), H5Sclose);
-    Handle ds(check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+    Hdf5Handle sp(hdf5_check(H5Screate_simple(int(d.size()), d.data(), nullptr), file, "dataspace for " + name), H5Sclose);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                     "cannot create dataset " + name),
               H5Dclose);
-    check_status(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, "cannot write " + name);
+    hdf5_check_status(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, "cannot write " + name);
   }
 
-  Handle string_type(std::size_t len) const {
-    Handle t(check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
-    check_status(H5Tset_size(t, std::max<std::size_t>(len, 1)), file, "string type");
-    check_status(H5Tset_strpad(t, H5T_STR_NULLPAD), file, "string type");
+  Hdf5Handle string_type(std::size_t len) const {
+    Hdf5Handle t(hdf5_check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
+    hdf5_check_status(H5Tset_size(t, std::max<std::size_t>(len, 1)), file, "string type");
+    hdf5_check_status(H5Tset_strpad(t, H5T_STR_NULLPAD), file, "string type");
     return t;
   }
 
   void string_attr(hid_t obj, const std::string& name, const std::string& value) const {
-    Handle t = string_type(value.size());
-    Handle sp(check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
-    Handle a(check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
+    Hdf5Handle t = string_type(value.size());
+    Hdf5Handle sp(hdf5_check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
              H5Aclose);
     std::string buf = value.empty() ? std::string(1, '\0') : value;
-    check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
+    hdf5_check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
   }
 
   void string_array_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) const {
     std::size_t len = 1;
     for (const auto& v : values) len = std::max(len, v.size());
-    Handle t = string_type(len);
+    Hdf5Handle t = string_type(len);
     std::string buf(len * values.size(), '\0');
     for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&buf[i * len], values[i].data(), values[i].size());
     const hsize_t n = values.size();
-    Handle sp(check(H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
-    Handle a(check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
+    Hdf5Handle sp(hdf5_check(H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
              H5Aclose);
-    check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
+    hdf5_check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
   }
 
   template <class T>
   void numeric_attr(hid_t obj, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
     const hsize_t n = v.size();
-    Handle sp(check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
-    Handle a(check(H5Acreate2(obj, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+    Hdf5Handle sp(hdf5_check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT), file,
                    "cannot create attribute " + name),
              H5Aclose);
-    check_status(H5Awrite(a, memtype, v.data()), file, "cannot write attribute " + name);
+    hdf5_check_status(H5Awrite(a, memtype, v.data()), file, "cannot write attribute " + name);
   }
 
   std::vector<double> read_double_attr(hid_t obj, const std::string& name) const {
-    Handle a(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
-    Handle sp(check(H5Aget_space(a), file, "dataspace of attribute " + name), H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
+    Hdf5Handle sp(hdf5_check(H5Aget_space(a), file, "dataspace of attribute " + name), H5Sclose);
     const hssize_t n = H5Sget_simple_extent_npoints(sp);
-    if (n < 0) fail(file, "size of attribute " + name);
+    if (n < 0) hdf5_fail(file, "size of attribute " + name);
     std::vector<double> v(static_cast<std::size_t>(n));
-    check_status(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), file, "cannot read attribute " + name);
+    hdf5_check_status(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), file, "cannot read attribute " + name);
     return v;
   }
 
   std::string read_string_attr(hid_t obj, const std::string& name) const {
-    Handle a(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
-    Handle t(check(H5Aget_type(a), file, "type of attribute " + name), H5Tclose);
+    Hdf5Handle a(hdf5_check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
+    Hdf5Handle t(hdf5_check(H5Aget_type(a), file, "type of attribute " + name), H5Tclose);
     if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) throw Error(file + ": attribute " + name + " is not a fixed-length string");
     std::string s(H5Tget_size(t), '\0');
-    check_status(H5Aread(a, t, s.data()), file, "cannot read attribute " + name);
+    hdf5_check_status(H5Aread(a, t, s.data()), file, "cannot read attribute " + name);
     s.resize(std::strlen(s.c_str()));
     return s;
   }
 
   void string_dataset(hid_t loc, const std::string& name, const std::string& value) const {
-    Handle t = string_type(value.size());
-    Handle sp(check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
-    Handle ds(check(H5Dcreate2(loc, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+    Hdf5Handle t = string_type(value.size());
+    Hdf5Handle sp(hdf5_check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                     "cannot create dataset " + name),
               H5Dclose);
     std::string buf = value.empty() ? std::string(1, '\0') : value;
-    check_status(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), file, "cannot write " + name);
+    hdf5_check_status(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), file, "cannot write " + name);
   }
 
   std::string read_string_dataset(hid_t loc, const std::string& name) const {
-    Handle ds = dataset(loc, name);
-    Handle t(check(H5Dget_type(ds), file, "type of " + name), H5Tclose);
+    Hdf5Handle ds = dataset(loc, name);
+    Hdf5Handle t(hdf5_check(H5Dget_type(ds), file, "type of " + name), H5Tclose);
     if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) throw Error(file + ": " + name + " is not a fixed-length string");
     std::string s(H5Tget_size(t), '\0');
-    check_status(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), file, "cannot read " + name);
+    hdf5_check_status(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), file, "cannot read " + name);
     s.resize(std::strlen(s.c_str()));
     return s;
   }
@@ -249,11 +195,11 @@ struct H5 {
   };
   void make_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
                  const std::vector<ViewPart>& parts) const {
-    Handle vsp(check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name), H5Sclose);
-    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
+    Hdf5Handle vsp(hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name), H5Sclose);
+    Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
     if (H5Tget_class(filetype) == H5T_FLOAT) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
-      check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
+      hdf5_check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
     }
     for (const ViewPart& p : parts) {
       std::vector<hsize_t> sdims = vdims, start(vdims.size(), 0), count = vdims;
@@ -262,15 +208,15 @@ struct H5 {
         start[0] = hsize_t(p.row);
         count[0] = 1;
       }
-      Handle ssp(check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
+      Hdf5Handle ssp(hdf5_check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
                  H5Sclose);
-      check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+      hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
                    "selection for " + name);
-      check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
+      hdf5_check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
                    "virtual mapping for " + name);
     }
-    check_status(H5Sselect_all(vsp), file, "selection for " + name);
-    Handle ds(check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+    hdf5_check_status(H5Sselect_all(vsp), file, "selection for " + name);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
                     "cannot create virtual dataset " + name),
               H5Dclose);
   }
@@ -291,26 +237,26 @@ std::string h5_path_of(const std::string& dir_or_h5) {
   return dir_or_h5;
 }
 
-Handle file_access_plist(const std::string& file) {
-  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), file, "property list"), H5Pclose);
+Hdf5Handle file_access_plist(const std::string& file) {
+  Hdf5Handle fapl(hdf5_check(H5Pcreate(H5P_FILE_ACCESS), file, "property list"), H5Pclose);
   // No file lock: ParaView, h5py and `tiersim` itself may read the last flushed snapshot while a
   // run is still writing (HDF5 1.10's lock would make them fail with "unable to lock file").
-  check_status(H5Pset_file_locking(fapl, 0, 1), file, "file locking property");
+  hdf5_check_status(H5Pset_file_locking(fapl, 0, 1), file, "file locking property");
   return fapl;
 }
 
-Handle open_for_reading(const std::string& path) {
+Hdf5Handle open_for_reading(const std::string& path) {
   silence_hdf5_errors();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path + ": no such file");
-  Handle fapl = file_access_plist(path);
-  Handle f(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), path, "cannot open as HDF5"), H5Fclose);
+  Hdf5Handle fapl = file_access_plist(path);
+  Hdf5Handle f(hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), path, "cannot open as HDF5"), H5Fclose);
   return f;
 }
 
 void require_tiersim_file(const H5& h5, hid_t f) {
   if (!h5.exists(f, "/h5md/creator")) throw Error(h5.file + ": not a tiersim snapshot file (no /h5md/creator)");
-  Handle creator = h5.group(f, "/h5md/creator");
+  Hdf5Handle creator = h5.group(f, "/h5md/creator");
   if (H5Aexists(creator, "name") <= 0 || h5.read_string_attr(creator, "name") != kCreator)
     throw Error(h5.file + ": not a tiersim snapshot file (H5MD creator is not tiersim)");
 }
@@ -396,12 +342,12 @@ struct TelemetryRow {
 };
 
 // The HDF5 compound type of TelemetryRow (its strings variable-length).
-Handle telemetry_type(const std::string& file) {
-  Handle str(check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
-  check_status(H5Tset_size(str, H5T_VARIABLE), file, "string type");
-  Handle ct(check(H5Tcreate(H5T_COMPOUND, sizeof(TelemetryRow)), file, "compound type"), H5Tclose);
+Hdf5Handle telemetry_type(const std::string& file) {
+  Hdf5Handle str(hdf5_check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
+  hdf5_check_status(H5Tset_size(str, H5T_VARIABLE), file, "string type");
+  Hdf5Handle ct(hdf5_check(H5Tcreate(H5T_COMPOUND, sizeof(TelemetryRow)), file, "compound type"), H5Tclose);
   auto ins = [&](const char* n, std::size_t off, hid_t ty) {
-    check_status(H5Tinsert(ct, n, off, ty), file, std::string("compound member ") + n);
+    hdf5_check_status(H5Tinsert(ct, n, off, ty), file, std::string("compound member ") + n);
   };
   ins("step", HOFFSET(TelemetryRow, step), H5T_NATIVE_INT64);
   ins("kernel", HOFFSET(TelemetryRow, kernel), str);
@@ -469,7 +415,7 @@ struct SnapshotFile::Impl {
 
   // The step file being written (renamed into place when the step changes or at commit());
   // step_file_step is -1 when none is.
-  Handle step_file;
+  Hdf5Handle step_file;
   std::int64_t step_file_step = -1;
   bool dirty = false;
 
@@ -495,8 +441,8 @@ struct SnapshotFile::Impl {
       throw Error(path + ": step " + std::to_string(step) +
                   " is already complete (write every array of a step before the next commit)");
     const std::string tmp = path + ".tmp";
-    Handle fapl = file_access_plist(path);
-    step_file = Handle(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path, "cannot create"), H5Fclose);
+    Hdf5Handle fapl = file_access_plist(path);
+    step_file = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), path, "cannot create"), H5Fclose);
     step_file_step = step;
     write_step_data([&] {
       H5 sh{path};
@@ -557,22 +503,22 @@ struct SnapshotFile::Impl {
 
   void write_index_into(hid_t file) const {
     // /h5md
-    Handle g = h5.make_group(file, "h5md");
+    Hdf5Handle g = h5.make_group(file, "h5md");
     h5.numeric_attr<int>(g, "version", H5T_STD_I32LE, H5T_NATIVE_INT, {1, 1});
     {
-      Handle a = h5.make_group(g, "author");
+      Hdf5Handle a = h5.make_group(g, "author");
       const char* user = std::getenv("USER");
       if (!user || !*user) user = std::getenv("LOGNAME");
       h5.string_attr(a, "name", user && *user ? user : "unknown");
     }
     {
-      Handle c = h5.make_group(g, "creator");
+      Hdf5Handle c = h5.make_group(g, "creator");
       h5.string_attr(c, "name", kCreator);
       h5.string_attr(c, "version", info.creator_version.empty() ? "unknown" : info.creator_version);
     }
     // /parameters
     {
-      Handle p = h5.make_group(file, "parameters");
+      Hdf5Handle p = h5.make_group(file, "parameters");
       h5.string_dataset(p, "case", info.case_toml);
       h5.string_dataset(p, "case_source", info.case_source);
       h5.string_dataset(p, "strategy", info.strategy);
@@ -583,9 +529,9 @@ struct SnapshotFile::Impl {
     }
     if (!particle_rows.empty()) write_particles_index(file);
     if (!observables.empty()) {
-      Handle og = h5.make_group(file, "observables");
+      Hdf5Handle og = h5.make_group(file, "observables");
       for (const auto& [name, s] : observables) {
-        Handle grp = h5.make_group(og, name);
+        Hdf5Handle grp = h5.make_group(og, name);
         const hsize_t t = s.step.size();
         h5.write_fixed(grp, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, s.value.data());
         h5.write_fixed(grp, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {t}, s.step.data());
@@ -595,7 +541,7 @@ struct SnapshotFile::Impl {
     bool any_field = false;
     for (const Field& f : fields) any_field = any_field || !f.rows.empty();
     if (any_field) {
-      Handle fg = h5.make_group(file, "fields");
+      Hdf5Handle fg = h5.make_group(file, "fields");
       for (const Field& f : fields)
         if (!f.rows.empty()) write_field_index(fg, f);
     }
@@ -611,34 +557,34 @@ struct SnapshotFile::Impl {
       times[r] = particle_rows[r].time;
       std::fill_n(&edges[3 * r], 3, particle_rows[r].box_edge);
     }
-    Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
-    check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
-    Handle all(check(H5Gcreate2(file, "/particles/all", lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
+    Hdf5Handle lcpl(hdf5_check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
+    hdf5_check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
+    Hdf5Handle all(hdf5_check(H5Gcreate2(file, "/particles/all", lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
                      "cannot create group /particles/all"),
                H5Gclose);
     {
-      Handle box = h5.make_group(all, "box");
+      Hdf5Handle box = h5.make_group(all, "box");
       h5.numeric_attr<int>(box, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, {3});
       h5.string_array_attr(box, "boundary", {"none", "none", "none"});
-      Handle e = h5.make_group(box, "edges");
+      Hdf5Handle e = h5.make_group(box, "edges");
       h5.write_fixed(e, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t, 3}, edges.data());
     }
     for (const char* el : {"position", "velocity"}) {
-      Handle g = h5.make_group(all, el);
+      Hdf5Handle g = h5.make_group(all, el);
       std::vector<H5::ViewPart> parts;
       for (hsize_t r = 0; r < t; ++r)
         parts.push_back({step_file_name(steps[r]), std::string("/particles/") + el, static_cast<long long>(r)});
       h5.make_view(g, "value", ptype(), {t, n, 3}, parts);
     }
     {
-      Handle pos = h5.group(all, "position");
+      Hdf5Handle pos = h5.group(all, "position");
       h5.write_fixed(pos, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {t}, steps.data());
       h5.write_fixed(pos, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, times.data());
     }
     // H5MD: elements sampled together share step and time (hard links).
     for (const char* el : {"/particles/all/velocity", "/particles/all/box/edges"})
       for (const char* st : {"step", "time"})
-        check_status(H5Lcreate_hard(file, (std::string("/particles/all/position/") + st).c_str(), file,
+        hdf5_check_status(H5Lcreate_hard(file, (std::string("/particles/all/position/") + st).c_str(), file,
                                     (std::string(el) + "/" + st).c_str(), H5P_DEFAULT, H5P_DEFAULT),
                      h5.file, std::string("cannot link ") + el + "/" + st);
     // Time-independent: mass (run precision) and id (the index), kept in the first step file.
@@ -648,7 +594,7 @@ struct SnapshotFile::Impl {
   }
 
   void write_field_index(hid_t fields_group, const Field& f) const {
-    Handle grp = h5.make_group(fields_group, f.name);
+    Hdf5Handle grp = h5.make_group(fields_group, f.name);
     const hsize_t t = f.rows.size();
     std::vector<std::int64_t> steps(t);
     std::vector<double> times(t);
@@ -670,7 +616,7 @@ struct SnapshotFile::Impl {
   }
 
   void write_telemetry_index(hid_t file) const {
-    Handle ct = telemetry_type(h5.file);
+    Hdf5Handle ct = telemetry_type(h5.file);
     std::vector<TelemetryRow> rows;
     rows.reserve(telemetry.size());
     for (const TelemetryEntry& r : telemetry)
@@ -678,11 +624,11 @@ struct SnapshotFile::Impl {
                       r.work, r.work_unit.c_str(), std::int8_t(r.l2_window ? 1 : 0), r.l2_window_bytes,
                       r.l2_hit_ratio});
     const hsize_t n = rows.size();
-    Handle sp(check(H5Screate_simple(1, &n, nullptr), h5.file, "dataspace for /telemetry"), H5Sclose);
-    Handle ds(check(H5Dcreate2(file, "/telemetry", ct, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), h5.file,
+    Hdf5Handle sp(hdf5_check(H5Screate_simple(1, &n, nullptr), h5.file, "dataspace for /telemetry"), H5Sclose);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(file, "/telemetry", ct, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), h5.file,
                     "cannot create dataset /telemetry"),
               H5Dclose);
-    if (n > 0) check_status(H5Dwrite(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot write /telemetry");
+    if (n > 0) hdf5_check_status(H5Dwrite(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot write /telemetry");
     h5.string_attr(ds, "peak_source", peak_source);
     h5.numeric_attr<double>(ds, "peak_gbs", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {peak_gbs});
   }
@@ -691,11 +637,11 @@ struct SnapshotFile::Impl {
   void write_index() {
     const std::string tmp = h5_path + ".tmp";
     try {
-      Handle fapl = file_access_plist(h5_path);
-      Handle f(check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), h5_path, "cannot create"), H5Fclose);
+      Hdf5Handle fapl = file_access_plist(h5_path);
+      Hdf5Handle f(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), h5_path, "cannot create"), H5Fclose);
       write_index_into(f);
-      check_status(H5Fflush(f, H5F_SCOPE_LOCAL), h5_path, "cannot write");
-      check_status(f.close(), h5_path, "cannot write");  // its last write: never rename a file it failed
+      hdf5_check_status(H5Fflush(f, H5F_SCOPE_LOCAL), h5_path, "cannot write");
+      hdf5_check_status(f.close(), h5_path, "cannot write");  // its last write: never rename a file it failed
     } catch (...) {
       std::error_code ec;
       fs::remove(tmp, ec);
@@ -802,7 +748,7 @@ struct SnapshotFile::Impl {
     write_step_data([&] {
       H5 sh{step_path(step)};
       if (!sh.exists(sf, "/fields")) sh.make_group(sf, "fields");
-      Handle fg = sh.group(sf, "/fields");
+      Hdf5Handle fg = sh.group(sf, "/fields");
       sh.write_fixed(fg, name, dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, dp ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
                      {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, data);
     });
@@ -819,7 +765,7 @@ struct SnapshotFile::Impl {
 
   void reload(hid_t file, std::int64_t keep) {
     {
-      Handle p = h5.group(file, "/parameters");
+      Hdf5Handle p = h5.group(file, "/parameters");
       info.case_toml = h5.read_string_dataset(p, "case");
       info.case_source = h5.read_string_dataset(p, "case_source");
       info.strategy = h5.read_string_dataset(p, "strategy");
@@ -829,9 +775,9 @@ struct SnapshotFile::Impl {
       if (H5Aexists(p, "precision") > 0) double_precision = h5.read_string_attr(p, "precision") == "fp64";
     }
     if (h5.exists(file, "/particles/all/position")) {
-      Handle pos = h5.group(file, "/particles/all/position");
-      Handle st = h5.dataset(pos, "step"), tm = h5.dataset(pos, "time"), val = h5.dataset(pos, "value");
-      Handle ed = h5.dataset(file, "/particles/all/box/edges/value");
+      Hdf5Handle pos = h5.group(file, "/particles/all/position");
+      Hdf5Handle st = h5.dataset(pos, "step"), tm = h5.dataset(pos, "time"), val = h5.dataset(pos, "value");
+      Hdf5Handle ed = h5.dataset(file, "/particles/all/box/edges/value");
       const auto steps = h5.read_all<std::int64_t>(st, "position/step", H5T_NATIVE_INT64);
       const auto times = h5.read_all<double>(tm, "position/time", H5T_NATIVE_DOUBLE);
       const auto edges = h5.read_all<double>(ed, "box/edges/value", H5T_NATIVE_DOUBLE);
@@ -843,11 +789,11 @@ struct SnapshotFile::Impl {
       for (hsize_t r = 0; r < kept; ++r) particle_rows.push_back({steps[r], times[r], edges[3 * r]});
     }
     if (h5.exists(file, "/fields")) {
-      Handle fg = h5.group(file, "/fields");
+      Hdf5Handle fg = h5.group(file, "/fields");
       for (const std::string& name : link_names(fg)) {
         const std::string path = "/fields/" + name;
-        Handle grp = h5.group(file, path);
-        Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
+        Hdf5Handle grp = h5.group(file, path);
+        Hdf5Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
         const auto steps = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
         const auto times = h5.read_all<double>(tm, path + "/time", H5T_NATIVE_DOUBLE);
         Field f;
@@ -861,7 +807,7 @@ struct SnapshotFile::Impl {
         f.g.nx = int(d[3]);
         std::copy(origin.begin(), origin.end(), f.g.origin);
         std::copy(spacing.begin(), spacing.end(), f.g.spacing);
-        Handle t(check(H5Dget_type(val), h5.file, "type of " + path), H5Tclose);
+        Hdf5Handle t(hdf5_check(H5Dget_type(val), h5.file, "type of " + path), H5Tclose);
         f.double_precision = H5Tget_size(t) == 8;
         const hsize_t kept = rows_through(steps, keep);
         for (hsize_t r = 0; r < kept; ++r) f.rows.emplace_back(steps[r], times[r]);
@@ -869,11 +815,11 @@ struct SnapshotFile::Impl {
       }
     }
     if (h5.exists(file, "/observables")) {
-      Handle og = h5.group(file, "/observables");
+      Hdf5Handle og = h5.group(file, "/observables");
       for (const std::string& name : link_names(og)) {
         const std::string path = "/observables/" + name;
-        Handle grp = h5.group(file, path);
-        Handle val = h5.dataset(grp, "value"), st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time");
+        Hdf5Handle grp = h5.group(file, path);
+        Hdf5Handle val = h5.dataset(grp, "value"), st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time");
         Series s;
         s.step = h5.read_all<std::int64_t>(st, path + "/step", H5T_NATIVE_INT64);
         s.time = h5.read_all<double>(tm, path + "/time", H5T_NATIVE_DOUBLE);
@@ -889,19 +835,19 @@ struct SnapshotFile::Impl {
     }
     // Telemetry rows of steps after the kept snapshot are redone by the restarted run.
     if (h5.exists(file, "/telemetry")) {
-      Handle ds = h5.dataset(file, "/telemetry");
-      Handle ct = telemetry_type(h5.file);
+      Hdf5Handle ds = h5.dataset(file, "/telemetry");
+      Hdf5Handle ct = telemetry_type(h5.file);
       const std::vector<hsize_t> d = h5.dims(ds, "/telemetry");
       std::vector<TelemetryRow> rows(d.empty() ? 0 : d[0]);
       if (!rows.empty()) {
-        check_status(H5Dread(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot read /telemetry");
+        hdf5_check_status(H5Dread(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot read /telemetry");
         auto str = [](const char* s) { return std::string(s ? s : ""); };
         for (const TelemetryRow& r : rows)
           if (r.step <= keep)
             telemetry.push_back({r.step, str(r.kernel), str(r.strategy), str(r.work_unit), r.ms, r.bytes_compulsory,
                                  r.bytes_modelled, r.flops, r.work, r.l2_window != 0, r.l2_window_bytes,
                                  r.l2_hit_ratio});
-        Handle sp(check(H5Dget_space(ds), h5.file, "dataspace of /telemetry"), H5Sclose);
+        Hdf5Handle sp(hdf5_check(H5Dget_space(ds), h5.file, "dataspace of /telemetry"), H5Sclose);
         H5Dvlen_reclaim(ct, sp, H5P_DEFAULT, rows.data());
       }
       has_telemetry = true;
@@ -977,7 +923,7 @@ SnapshotFile::SnapshotFile(const std::string& dir, std::int64_t keep_through_ste
   if (!fs::is_directory(fs::path(dir) / kStepDir, ec))
     throw Error(dir + ": not a tiersim run of this version (no " + kStepDir + "/ beside snapshots.h5)");
   {
-    Handle f = open_for_reading(m.h5_path);
+    Hdf5Handle f = open_for_reading(m.h5_path);
     require_tiersim_file(m.h5, f);
     m.reload(f, keep_through_step);
   }
@@ -1028,7 +974,7 @@ void SnapshotFile::write_particles(std::int64_t step, double time, const Bodies&
   const hid_t sf = m.open_step_file(step);
   m.write_step_data([&] {
     H5 sh{m.step_path(step)};
-    Handle pg = sh.make_group(sf, "particles");
+    Hdf5Handle pg = sh.make_group(sf, "particles");
     const hid_t memtype = m.double_precision ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
     auto write_vec = [&](const char* el, const std::vector<Vec3<double>>& v) {
       std::vector<double> d(3 * n);
@@ -1114,10 +1060,10 @@ const std::string& SnapshotFile::xmf_path() const { return impl_->xmf_path; }
 
 RunInfo read_run_info(const std::string& dir_or_h5) {
   const std::string path = h5_path_of(dir_or_h5);
-  Handle f = open_for_reading(path);
+  Hdf5Handle f = open_for_reading(path);
   H5 h5{path};
   require_tiersim_file(h5, f);
-  Handle p = h5.group(f, "/parameters");
+  Hdf5Handle p = h5.group(f, "/parameters");
   RunInfo info;
   info.case_toml = h5.read_string_dataset(p, "case");
   info.case_source = h5.read_string_dataset(p, "case_source");
@@ -1130,10 +1076,10 @@ RunInfo read_run_info(const std::string& dir_or_h5) {
 
 std::vector<std::int64_t> particle_steps(const std::string& dir_or_h5) {
   const std::string path = h5_path_of(dir_or_h5);
-  Handle f = open_for_reading(path);
+  Hdf5Handle f = open_for_reading(path);
   H5 h5{path};
   if (!h5.exists(f, "/particles/all/position/step")) return {};
-  Handle st = h5.dataset(f, "/particles/all/position/step");
+  Hdf5Handle st = h5.dataset(f, "/particles/all/position/step");
   return h5.read_all<std::int64_t>(st, "/particles/all/position/step", H5T_NATIVE_INT64);
 }
 
@@ -1158,10 +1104,10 @@ hsize_t find_row(const std::string& file, const std::string& what, const std::ve
 
 ParticleSnapshot read_particles(const std::string& dir_or_h5, std::int64_t step) {
   const std::string path = h5_path_of(dir_or_h5);
-  Handle f = open_for_reading(path);
+  Hdf5Handle f = open_for_reading(path);
   H5 h5{path};
   if (!h5.exists(f, "/particles/all/position/step")) throw Error(path + ": no particle snapshots");
-  Handle st = h5.dataset(f, "/particles/all/position/step"), tm = h5.dataset(f, "/particles/all/position/time");
+  Hdf5Handle st = h5.dataset(f, "/particles/all/position/step"), tm = h5.dataset(f, "/particles/all/position/time");
   const auto steps = h5.read_all<std::int64_t>(st, "/particles/all/position/step", H5T_NATIVE_INT64);
   const auto times = h5.read_all<double>(tm, "/particles/all/position/time", H5T_NATIVE_DOUBLE);
   const hsize_t row = find_row(path, "particle", steps, step);
@@ -1170,10 +1116,10 @@ ParticleSnapshot read_particles(const std::string& dir_or_h5, std::int64_t step)
   ParticleSnapshot s;
   s.step = steps[row];
   s.time = times.at(row);
-  Handle pos = h5.dataset(f, "/particles/all/position/value"), vel = h5.dataset(f, "/particles/all/velocity/value");
+  Hdf5Handle pos = h5.dataset(f, "/particles/all/position/value"), vel = h5.dataset(f, "/particles/all/velocity/value");
   const auto p = h5.read_row(pos, "/particles/all/position/value", row);
   const auto v = h5.read_row(vel, "/particles/all/velocity/value", row);
-  Handle mass = h5.dataset(f, "/particles/all/mass");
+  Hdf5Handle mass = h5.dataset(f, "/particles/all/mass");
   const auto m = h5.read_all<double>(mass, "/particles/all/mass", H5T_NATIVE_DOUBLE);
   const std::size_t n = m.size();
   if (p.size() != 3 * n || v.size() != 3 * n) throw Error(path + ": particle arrays disagree on the number of bodies");
@@ -1189,12 +1135,12 @@ ParticleSnapshot read_particles(const std::string& dir_or_h5, std::int64_t step)
 
 FieldSnapshot read_field(const std::string& dir_or_h5, const std::string& name, std::int64_t step) {
   const std::string path = h5_path_of(dir_or_h5);
-  Handle f = open_for_reading(path);
+  Hdf5Handle f = open_for_reading(path);
   H5 h5{path};
   const std::string g = "/fields/" + link_name(name, "field");
   if (!h5.exists(f, g)) throw Error(path + ": no field " + name);
-  Handle grp = h5.group(f, g);
-  Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
+  Hdf5Handle grp = h5.group(f, g);
+  Hdf5Handle st = h5.dataset(grp, "step"), tm = h5.dataset(grp, "time"), val = h5.dataset(grp, "value");
   const auto steps = h5.read_all<std::int64_t>(st, g + "/step", H5T_NATIVE_INT64);
   const auto times = h5.read_all<double>(tm, g + "/time", H5T_NATIVE_DOUBLE);
   const hsize_t row = find_row(path, "field " + name, steps, step);
