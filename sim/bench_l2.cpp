@@ -28,10 +28,12 @@ struct BenchL2Options {
   std::vector<std::string> equations{"heat", "wave", "gray-scott"};
   std::vector<int> sizes{96, 128, 160, 176, 192, 208, 224, 256, 320, 384};
   int radius = 1;
+  std::string boundary = "periodic";
   std::string tiling = "shared", coeffs = "constant", precision = "fp32";
   std::vector<long long> nbody_sizes{262144, 1048576};
   std::vector<std::string> nbody_tilings{"none", "shared"};
-  std::vector<std::string> windows{"output"};  // stencil window placement (kernels/l2_window.hpp)
+  std::vector<std::string> windows{"auto"};  // stencil window placement (kernels/l2_window.hpp)
+  std::vector<double> fills{0.85};           // share of the carve-out the persisting lines fill
   long long persist_bytes = 0;
   int reps = 30, warmup = 5, nbody_reps = 3;
   std::string csv;
@@ -58,12 +60,18 @@ Measured measure_stencil(const Strategy& s, const StencilProblem& p, const std::
   for (int r = 0; r < o.reps; ++r) eng->step(dt);
   const std::vector<KernelRecord> recs = eng->take_records();
   std::vector<double> step_ms, upd_ms;
-  for (std::size_t i = 0; i + 1 < recs.size(); i += 2) {  // halo, update per step
-    step_ms.push_back(recs[i].ms + recs[i + 1].ms);
-    upd_ms.push_back(recs[i + 1].ms);
-    m.window = recs[i + 1].l2_window;
-    m.window_bytes = recs[i + 1].l2_window_bytes;
-    m.hit_ratio = recs[i + 1].l2_hit_ratio;
+  double halo = 0;  // a step: its halo fill (periodic; fixed boundaries fill once) and its update
+  for (const KernelRecord& r : recs) {
+    if (r.kernel.starts_with("stencil_halo")) {
+      halo += r.ms;
+      continue;
+    }
+    step_ms.push_back(halo + r.ms);
+    upd_ms.push_back(r.ms);
+    halo = 0;
+    m.window = r.l2_window;
+    m.window_bytes = r.l2_window_bytes;
+    m.hit_ratio = r.l2_hit_ratio;
   }
   m.ms_step = median(step_ms);
   m.ms_update = median(upd_ms);
@@ -128,12 +136,12 @@ void run_bench_l2(const BenchL2Options& o) {
   std::printf("L2 %s, persisting L2 maximum %s, access-policy window maximum %s\n", format_bytes(double(d.l2_bytes)).c_str(),
               format_bytes(double(d.persisting_l2_max)).c_str(), format_bytes(double(d.access_policy_window_max)).c_str());
   if (!sup.supported) std::printf("L2 persistence NOT available here: %s (the 'on' columns run without a window)\n", sup.why_not.c_str());
-  std::printf("stencils: %s, R=%d, tiling %s, coeffs %s; time per step = halo fill + update, CUDA events, median of %d "
-              "steps after %d warm-up; fresh engine per figure (off first, then on)\n",
-              o.precision.c_str(), o.radius, o.tiling.c_str(), o.coeffs.c_str(), o.reps, o.warmup);
+  std::printf("stencils: %s, R=%d, tiling %s, coeffs %s, boundary %s; time per step = halo fill (periodic) + update, CUDA "
+              "events, median of %d steps after %d warm-up; fresh engine per figure (off first, then on)\n",
+              o.precision.c_str(), o.radius, o.tiling.c_str(), o.coeffs.c_str(), o.boundary.c_str(), o.reps, o.warmup);
   std::printf("field MB: bytes one field's kernels touch (interior + halos); hot MB: what the window is for (pair: both\n"
               "ping-pong groups; output: the fields the next step reads); window MB: num_bytes set on the stream (padded grids); hit: hitRatio\n\n");
-  std::printf("%-18s %9s %8s %8s %8s %8s %6s %9s %9s %8s %9s %9s\n", "model", "size", "field MB", "hot MB", "window",
+  std::printf("%-22s %9s %8s %8s %8s %8s %6s %9s %9s %8s %9s %9s\n", "model", "size", "field MB", "hot MB", "window",
               "carve", "hit", "off ms", "on ms", "speedup", "off upd", "on upd");
 
   std::ofstream csv;
@@ -146,7 +154,7 @@ void run_bench_l2(const BenchL2Options& o) {
   auto row = [&](const std::string& model, const std::string& size, const std::string& tiling, double field, double hot,
                  const Measured& off, const Measured& on) {
     const double sp = on.ms_step > 0 ? off.ms_step / on.ms_step : 0;
-    std::printf("%-18s %9s %8.1f %8.1f %8.1f %8.1f %6.3f %9.4f %9.4f %7.2fx %9.4f %9.4f\n", model.c_str(), size.c_str(),
+    std::printf("%-22s %9s %8.1f %8.1f %8.1f %8.1f %6.3f %9.4f %9.4f %7.2fx %9.4f %9.4f\n", model.c_str(), size.c_str(),
                 field / 1e6, hot / 1e6, on.window_bytes / 1e6, double(on.carveout) / 1e6, on.hit_ratio, off.ms_step,
                 on.ms_step, sp, off.ms_update, on.ms_update);
     std::fflush(stdout);
@@ -171,6 +179,7 @@ void run_bench_l2(const BenchL2Options& o) {
       p.equation = parse_equation(eq_name);
       p.nx = p.ny = p.nz = n;
       p.radius = o.radius;
+      p.boundary = o.boundary == "fixed" ? Boundary::Fixed : Boundary::Periodic;
       for (int a = 0; a < 3; ++a) p.h[a] = p.equation == Equation::GrayScott ? 1.0 : 1.0 / n;
       const int nf = stencil_field_count(p.equation);
       while (int(init.size()) < nf) init.push_back(random_field(p.points(), 17 + init.size(), 0.25, 0.5));
@@ -180,26 +189,37 @@ void run_bench_l2(const BenchL2Options& o) {
                                                               : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
       s.l2_persist = L2Persist::Off;
       const Measured off = measure_stencil(s, p, init, dt, o);
-      for (const std::string& wname : o.windows) {
+      for (const std::string& wname : o.windows)
+      for (const double fill : o.fills) {
         // "<placement>" or "<placement>-normal" (the non-persisting share of the window misses as
         // normal lines instead of streaming ones).
         const bool normal = wname.size() > 7 && wname.substr(wname.size() - 7) == "-normal";
         const std::string place = normal ? wname.substr(0, wname.size() - 7) : wname;
-        const StencilL2Target w = place == "output"        ? StencilL2Target::Output
+        const StencilL2Target w = place == "auto"          ? StencilL2Target::Auto
+                                  : place == "output"      ? StencilL2Target::Output
                                   : place == "output-half" ? StencilL2Target::OutputHalf
                                   : place == "fixed"       ? StencilL2Target::Fixed
                                                            : StencilL2Target::Pair;
         const StencilL2Target before = stencil_l2_target();
+        const double fill_before = l2_fill();
         set_stencil_l2_target(w);
         set_l2_miss_streaming(!normal);
+        set_l2_fill(fill);
         s.l2_persist = L2Persist::On;
         const Measured on = measure_stencil(s, p, init, dt, o);
         set_stencil_l2_target(before);
         set_l2_miss_streaming(true);
+        set_l2_fill(fill_before);
         const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
         const double hot = field * (p.equation == Equation::GrayScott ? 2 : 1) * (w == StencilL2Target::Pair ? 2 : 1);
         const std::string eq = eq_name == "gray-scott" ? "grayscott" : eq_name;
-        row(o.windows.size() > 1 ? eq + "/" + wname : eq, std::to_string(n) + "^3", o.tiling, field, hot, off, on);
+        std::string label = o.windows.size() > 1 ? eq + "/" + wname : eq;
+        if (o.fills.size() > 1) {
+          char f[16];
+          std::snprintf(f, sizeof f, "@%.2f", fill);
+          label += f;
+        }
+        row(label, std::to_string(n) + "^3", o.tiling, field, hot, off, on);
       }
       if (csv) csv.flush();
     }
@@ -232,12 +252,20 @@ void register_bench_l2(CLI::App& bench) {
   CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
   sub->add_option("--equations", o->equations, "heat, wave, gray-scott")->delimiter(',')->capture_default_str();
   sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
-  sub->add_option("--stencil-window", o->windows, "pair, output, output-half, fixed, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
+  sub->add_option("--stencil-window", o->windows, "auto (wave: fixed, else output), pair, output, output-half, fixed, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
       ->delimiter(',')
-      ->check(CLI::IsMember({"pair", "output", "output-half", "fixed", "pair-normal", "output-normal", "output-half-normal",
-                             "fixed-normal"}))
+      ->check(CLI::IsMember({"auto", "pair", "output", "output-half", "fixed", "auto-normal", "pair-normal", "output-normal",
+                             "output-half-normal", "fixed-normal"}))
+      ->capture_default_str();
+  sub->add_option("--fill", o->fills,
+                  "share(s) of the carve-out the persisting lines may fill, each in (0, 1]: carve-out = hot set / fill")
+      ->delimiter(',')
+      ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
   sub->add_option("--radius", o->radius, "stencil radius 1..4")->capture_default_str();
+  sub->add_option("--boundary", o->boundary, "periodic (halos filled every step) or fixed (filled once)")
+      ->check(CLI::IsMember({"periodic", "fixed"}))
+      ->capture_default_str();
   sub->add_option("--tiling", o->tiling, "none, shared")->capture_default_str();
   sub->add_option("--coeffs", o->coeffs, "constant, global")->capture_default_str();
   sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();

@@ -38,7 +38,7 @@ L2Support l2_persistence_support() {
 }
 
 namespace {
-std::atomic<StencilL2Target> g_stencil_target{StencilL2Target::Output};
+std::atomic<StencilL2Target> g_stencil_target{StencilL2Target::Auto};
 }
 void set_stencil_l2_target(StencilL2Target t) { g_stencil_target.store(t); }
 namespace {
@@ -46,6 +46,14 @@ std::atomic<bool> g_miss_streaming{true};
 }
 void set_l2_miss_streaming(bool streaming) { g_miss_streaming.store(streaming); }
 bool l2_miss_streaming() { return g_miss_streaming.load(); }
+namespace {
+std::atomic<double> g_fill{0.85};
+}
+void set_l2_fill(double fill) {
+  if (!(fill > 0 && fill <= 1)) throw Error("L2 window fill " + std::to_string(fill) + " is not in (0, 1]");
+  g_fill.store(fill);
+}
+double l2_fill() { return g_fill.load(); }
 StencilL2Target stencil_l2_target() { return g_stencil_target.load(); }
 
 namespace {
@@ -94,7 +102,9 @@ L2Window::L2Window(cudaStream_t stream, L2Persist mode, std::size_t requested, s
   }
   window_max_ = sup.window_max;
   TIERSIM_CUDA_CHECK(cudaDeviceGetLimit(&previous_limit_, cudaLimitPersistingL2CacheSize), what);
-  const std::size_t want = std::min(requested ? requested : hot_max, sup.persisting_max);
+  fill_ = l2_fill();
+  const std::size_t want =
+      std::min(requested ? requested : std::size_t(double(hot_max) / fill_ + 0.5), sup.persisting_max);
   if (want == 0) {
     warn_once(what, "the hot data set is empty");
     return;
@@ -127,7 +137,7 @@ void L2Window::target(const void* base, std::size_t bytes, std::size_t touched) 
   if (base == base_ && nb == window_bytes_) return;
   // Persisting demand of the (possibly clamped) window, in proportion.
   const double used = touched && bytes ? double(nb) * double(touched) / double(bytes) : double(nb);
-  const float hit = nb ? float(std::min(1.0, double(carveout_) / used)) : 0.f;
+  const float hit = nb ? float(std::min(1.0, fill_ * double(carveout_) / used)) : 0.f;
   const cudaStreamAttrValue v = window_value(base, nb, hit);
   TIERSIM_CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &v));
   base_ = base, window_bytes_ = nb, hit_ratio_ = hit;

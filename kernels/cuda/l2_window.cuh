@@ -9,12 +9,16 @@
 // persist, so they do not thrash each other).
 //
 // L2Window is the RAII owner of that policy on one stream:
-//  - on: sets the carve-out (the requested bytes, or the hot set, clamped to the device's
-//    persisting maximum, read from the device) and, at target(), the window on the stream
-//    (cudaStreamSetAttribute, so every kernel launched afterwards on the stream carries it;
-//    launches already queued keep the window they were launched with). Window bytes are
-//    clamped to accessPolicyMaxWindowSize; hitRatio = min(1, carve-out / window bytes) so the
-//    persisting lines fit the carve-out; hitProp persisting, missProp streaming.
+//  - on: sets the carve-out (the requested bytes, or the hot set / l2_fill() so that the
+//    persisting lines leave room in it, clamped to the device's persisting maximum, read from
+//    the device) and, at target(), the window on the stream (cudaStreamSetAttribute, so every
+//    kernel launched afterwards on the stream carries it; launches already queued keep the
+//    window they were launched with). Window bytes are clamped to accessPolicyMaxWindowSize;
+//    hitRatio = min(1, l2_fill() x carve-out / touched bytes) so the persisting lines fit the
+//    carve-out; hitProp persisting, missProp streaming.
+//  - the carve-out is not free: on Hopper the set-aside ways are lost to every other access
+//    (measured: 10 of 16 ways set aside, no window, slowed streaming kernels 1.8-3.1x), so it is
+//    sized to the hot set, never to the device maximum by default.
 //  - retargeting (the stencil's ping-pong buffers) is one cudaStreamSetAttribute, and nothing
 //    at all when the window does not change.
 //  - off, and at destruction: window removed (num_bytes 0), the stream drained, persisting
@@ -53,7 +57,7 @@ class L2Window {
   // device's window maximum). `touched`: the persisting demand, i.e. the bytes of the window
   // that kernels actually access (a padded grid's window holds lines nobody reads; 0: all of
   // it), plus, where the caller knows of them, lines an earlier target left persisting; the
-  // hit ratio is min(1, carve-out / touched), so the persisting lines fit the carve-out.
+  // hit ratio is min(1, fill x carve-out / touched), so the persisting lines fit the carve-out.
   // No-op when off or when the window is already there.
   void target(const void* base, std::size_t bytes, std::size_t touched = 0);
   // Removes the window from the stream, drains it, resets persisting lines and restores the
@@ -77,6 +81,7 @@ class L2Window {
   bool enabled_ = false;
   std::size_t requested_ = 0, window_max_ = 0;
   std::size_t carveout_ = 0, previous_limit_ = 0;
+  double fill_ = 1.0;  // l2_fill() when made
   const void* base_ = nullptr;
   std::size_t window_bytes_ = 0;
   float hit_ratio_ = 0;

@@ -10,16 +10,18 @@
 // (heat and wave: one grid per group; Gray-Scott: U and V), so that a window over either group
 // plus the table, or over everything, is one contiguous range. Two placements
 // (kernels/l2_window.hpp, StencilL2Target):
-//  - Output (default): retargeted every step, before the update, to the group being written
+//  - Output (default for heat and Gray-Scott): retargeted every step, before the update, to the group being written
 //    (the next step's input). Measured on an H200 (docs/performance.md, "L2 persistence"):
 //    neutral (0.96-1.04x) while the group fits the carve-out, slower beyond: the lines made
 //    persisting one step are still persisting the next, so ping-pong asks for twice the
 //    carve-out, and with hitRatio < 1 steps ran up to 3x slower.
 //  - Pair: one window over the arena, hitRatio = carve-out / both groups. Measured slower than
 //    Output at every size.
-//  - Fixed: group A and the table, set once, never moved (no churn: A is read every step and
-//    rewritten every other step). Measured on an H100: slower than Output at every size from
-//    176^3 (0.53-0.74x), 0.91-1.04x below.
+//  - Fixed (default for the wave): group A and the table, set once, never moved (no churn: A
+//    is read every step and rewritten every other step). Measured on an H100 with periodic
+//    boundaries and carve-outs filled to the brim: slower than Output from 176^3 (0.53-0.74x);
+//    with fixed boundaries and a carve-out with slack (l2_fill 0.85) the wave gains 1.1-1.2x
+//    at 160-176^3 (docs/performance.md, "L2 persistence").
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -91,6 +93,7 @@ class StencilCuda final : public StencilEngine {
         for (int i = 0; i < p_.nx; ++i) hv(i, j, k) = T(v[(std::size_t(k) * p_.ny + j) * p_.nx + i]);
     TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
                        "stencil field upload");
+    fixed_halos_ready_ = false;  // the upload wrote zeros over that grid's halo
   }
 
   std::vector<double> download(int field) override {
@@ -108,13 +111,23 @@ class StencilCuda final : public StencilEngine {
 
   void step(double dt) override {
     const int ns = p_.equation == Equation::GrayScott ? 2 : 1;
-    {
+    if (p_.boundary == Boundary::Periodic) {
       // The window still covers the inputs (last step's outputs): their halos are hot too.
       timer_.begin("stencil_halo_cuda", strategy_);
       for (int f = 0; f < ns; ++f)
         cuda::launch_halo_fill(views_[cur_[f]], p_.boundary, T(p_.field_boundary_value(f)), stream_);
       const double hp = double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
       cost(timer_.end(), hp * 2 * sizeof(T), hp * 2 * sizeof(T), 0, hp);
+    } else if (!fixed_halos_ready_) {
+      // Fixed values: no kernel writes a halo, so every grid's halo is filled once (here, and
+      // again after an upload) instead of every step.
+      timer_.begin("stencil_halo_cuda", strategy_);
+      for (std::size_t g = 0; g < views_.size(); ++g)
+        cuda::launch_halo_fill(views_[g], p_.boundary, T(p_.field_boundary_value(int(g) % stencil_field_count(p_.equation))),
+                               stream_);
+      const double hp = double(views_.size()) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
+      cost(timer_.end(), hp * sizeof(T), hp * sizeof(T), 0, hp);
+      fixed_halos_ready_ = true;
     }
     cuda::StencilLaunch<T> l;
     l.equation = p_.equation;
@@ -202,6 +215,13 @@ class StencilCuda final : public StencilEngine {
     r.work_unit = "points";
   }
 
+  // Auto: the window fixed on group A for the wave equation (its update rewrites u(t - dt) in
+  // place, so an output window would move onto the buffer being read and rewritten every step),
+  // on the output otherwise (kernels/l2_window.hpp).
+  static StencilL2Target resolve(StencilL2Target t, Equation eq) {
+    if (t != StencilL2Target::Auto) return t;
+    return eq == Equation::Wave ? StencilL2Target::Fixed : StencilL2Target::Output;
+  }
   // Grid g of the arena: group A (g < group_), the coefficient slot, group B.
   void* grid_base(int g) const {
     char* a = static_cast<char*>(arena_.data());
@@ -256,6 +276,7 @@ class StencilCuda final : public StencilEngine {
   std::uint64_t id_;
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
   int group_ = 1;  // grids written per step: 2 for Gray-Scott (U, V), else 1
+  bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
   std::size_t grid_stride_ = 0, coeff_slot_ = 0;
   cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]
   std::vector<GridView<T>> views_;
@@ -263,7 +284,7 @@ class StencilCuda final : public StencilEngine {
   StencilCoeffs<T> coeffs_;
   StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
   cuda::DeviceBuffer partials_;
-  StencilL2Target policy_ = stencil_l2_target();
+  StencilL2Target policy_ = resolve(stencil_l2_target(), p_.equation);
   std::string strategy_ = strategy_name();
   // The update kernel's NVTX name before launch (the driver adds the tuning suffix to the record).
   std::string update_name_ = std::string("stencil_") +

@@ -8,6 +8,7 @@
 // Skipped, with the reason, where no GPU is usable or the device has no persisting L2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -87,7 +88,7 @@ void expect_released(std::size_t limit_before) {
 // Restores the default window placement at the end of a test.
 struct TargetGuard {
   explicit TargetGuard(StencilL2Target t) { set_stencil_l2_target(t); }
-  ~TargetGuard() { set_stencil_l2_target(StencilL2Target::Output); }
+  ~TargetGuard() { set_stencil_l2_target(StencilL2Target::Auto); }
 };
 
 TEST(L2Window, StencilPairWindowCoversBothFieldsAndIsReleased) {
@@ -128,7 +129,7 @@ TEST(L2Window, StencilPairWindowCoversBothFieldsAndIsReleased) {
 
 TEST(L2Window, StencilOutputWindowFollowsTheOutputAndIsReleased) {
   SKIP_WITHOUT_L2_PERSISTENCE();
-  ASSERT_EQ(stencil_l2_target(), StencilL2Target::Output) << "the default placement";
+  ASSERT_EQ(stencil_l2_target(), StencilL2Target::Auto) << "the default placement (heat: the output)";
   const L2Support sup = l2_persistence_support();
   const std::size_t limit_before = l2_probe().limit_now;
   const StencilProblem p = cube(Equation::Heat, 96);
@@ -169,9 +170,38 @@ TEST(L2Window, StencilOutputWindowFollowsTheOutputAndIsReleased) {
   expect_released(limit_before);
 }
 
+// The wave's default (Auto): one window over group A that never moves, with slack in the
+// carve-out (hot set / l2_fill(), rounded up by the driver).
+TEST(L2Window, WaveWindowStaysOnOneBufferWithSlack) {
+  SKIP_WITHOUT_L2_PERSISTENCE();
+  ASSERT_EQ(stencil_l2_target(), StencilL2Target::Auto);
+  const L2Support sup = l2_persistence_support();
+  const std::size_t limit_before = l2_probe().limit_now;
+  const StencilProblem p = cube(Equation::Wave, 96);
+  const double field = double(p.nx + 2) * (p.ny + 2) * (p.nz + 2) * sizeof(float);
+  {
+    auto e = stencil_engine(p, L2Persist::On);
+    const void* base = nullptr;
+    for (int s = 0; s < 4; ++s) {
+      e->step(stable_dt(p));
+      const L2ProbeState st = l2_probe();
+      ASSERT_EQ(st.live.size(), 1u);
+      const L2StreamWindow& w = st.live[0];
+      if (s == 0) base = w.base;
+      EXPECT_EQ(w.base, base) << "step " << s << ": the wave's window does not move";
+      EXPECT_GE(double(w.bytes), field);
+      EXPECT_FLOAT_EQ(w.hit_ratio, 1.f);
+      EXPECT_GE(double(w.carveout), std::min(field / l2_fill(), double(sup.persisting_max)))
+          << "the carve-out leaves room beyond the hot set";
+      EXPECT_EQ(st.limit_now, w.carveout);
+    }
+  }
+  expect_released(limit_before);
+}
+
 TEST(L2Window, ResultsAreTheSameWithTheWindowOnOrOff) {
   SKIP_WITHOUT_L2_PERSISTENCE();
-  for (StencilL2Target t : {StencilL2Target::Pair, StencilL2Target::Output})
+  for (StencilL2Target t : {StencilL2Target::Pair, StencilL2Target::Output, StencilL2Target::Fixed})
   for (Equation eq : {Equation::Heat, Equation::Wave, Equation::GrayScott}) {
     TargetGuard guard(t);
     const StencilProblem p = cube(eq, 72);

@@ -206,7 +206,8 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
     int R, steps;
     Boundary bc;
   };
-  for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Heat, 2, 60, Boundary::Fixed},
+  for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 1, 40, Boundary::Fixed},
+                      Run{Equation::Heat, 2, 60, Boundary::Fixed},
                       Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
                       Run{Equation::GrayScott, 2, 100, Boundary::Fixed}}) {
     StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
@@ -236,6 +237,36 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
         EXPECT_NEAR(gpu->wave_energy(dt) / cpu->wave_energy(dt), 1.0, 1e-4);
       }
     }
+  }
+}
+
+// Fixed boundaries: no kernel writes a halo, so the engine fills every grid's halo once, and again
+// after an upload (which writes the grid whole); periodic halos are filled every step. Counted in
+// the telemetry records (the values are checked against the CPU backend above, where init_pair
+// uploads after a first step: a halo not refilled after that upload would hold zeros, not 0.7).
+TEST(StencilGpu, FixedHalosAreFilledOnceAndAfterAnUpload) {
+  SKIP_WITHOUT_GPU();
+  auto count = [](const std::vector<KernelRecord>& recs, bool halo) {
+    int n = 0;
+    for (const KernelRecord& r : recs) n += r.kernel.starts_with("stencil_halo") == halo;
+    return n;
+  };
+  for (Boundary bc : {Boundary::Fixed, Boundary::Periodic}) {
+    StencilProblem p = problem(Equation::Heat, 1, 45, 38, 33);
+    p.boundary = bc;
+    p.boundary_value = 0.7;
+    auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Constant), p);
+    const std::vector<double> v = random_field(p.points(), 5, 0.5, 1.5);
+    gpu->upload(0, v);
+    const double dt = stable_dt(p, 0.5);
+    for (int s = 0; s < 10; ++s) gpu->step(dt);
+    std::vector<KernelRecord> recs = gpu->take_records();
+    EXPECT_EQ(count(recs, false), 10) << (bc == Boundary::Fixed ? "fixed" : "periodic");
+    EXPECT_EQ(count(recs, true), bc == Boundary::Fixed ? 1 : 10) << (bc == Boundary::Fixed ? "fixed" : "periodic");
+    gpu->upload(0, v);
+    for (int s = 0; s < 3; ++s) gpu->step(dt);
+    recs = gpu->take_records();
+    EXPECT_EQ(count(recs, true), bc == Boundary::Fixed ? 1 : 3) << (bc == Boundary::Fixed ? "fixed" : "periodic");
   }
 }
 
