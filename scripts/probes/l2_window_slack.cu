@@ -20,7 +20,7 @@
 //   wave  : u_tt = c^2 lap u with a read-only per-point c^2 dt^2 array m; window on m
 //   guide : the CUDA programming guide's pattern, S[i] = S[i] + P[i % nP]; window on P (read-only)
 //
-//   nvcc -O3 -arch=sm_90 -o l2slack scripts/probes/l2_window_slack.cu
+//   nvcc -O3 -std=c++17 --extended-lambda -arch=sm_90 -o l2slack scripts/probes/l2_window_slack.cu
 //   ./l2slack                      # the sweep
 //   ./l2slack one heat 192 max0.5  # one configuration, 40 launches (for ncu)
 #include <algorithm>
@@ -40,23 +40,9 @@
     }                                                                            \
   } while (0)
 
-// One thread per (x, y) column, marching a z chunk; R = 1.
-__global__ void heat(const float* __restrict__ in, float* __restrict__ out, int n, float c) {
-  int x = blockIdx.x * 32 + threadIdx.x + 1, y = blockIdx.y * 8 + threadIdx.y + 1;
-  if (x >= n - 1 || y >= n - 1) return;
-  int zc = (n - 2 + gridDim.z - 1) / gridDim.z;
-  int z0 = 1 + blockIdx.z * zc, z1 = min(z0 + zc, n - 1);
-  long long sy = n, sz = (long long)n * n;
-  for (int z = z0; z < z1; ++z) {
-    long long o = x + y * sy + z * sz;
-    float v = __ldg(in + o);
-    float lap = __ldg(in + o + 1) + __ldg(in + o - 1) + __ldg(in + o + sy) + __ldg(in + o - sy) +
-                __ldg(in + o + sz) + __ldg(in + o - sz) - 6.f * v;
-    out[o] = v + c * lap;
-  }
-}
-
-__global__ void wave(const float* __restrict__ u, float* prev, const float* __restrict__ m, int n) {
+// One thread per (x, y) column, marching a z chunk; R = 1. body(o, v, lap) per interior point.
+template <class Body>
+__device__ void march(const float* __restrict__ u, int n, Body body) {
   int x = blockIdx.x * 32 + threadIdx.x + 1, y = blockIdx.y * 8 + threadIdx.y + 1;
   if (x >= n - 1 || y >= n - 1) return;
   int zc = (n - 2 + gridDim.z - 1) / gridDim.z;
@@ -67,8 +53,16 @@ __global__ void wave(const float* __restrict__ u, float* prev, const float* __re
     float v = __ldg(u + o);
     float lap = __ldg(u + o + 1) + __ldg(u + o - 1) + __ldg(u + o + sy) + __ldg(u + o - sy) +
                 __ldg(u + o + sz) + __ldg(u + o - sz) - 6.f * v;
-    prev[o] = 2.f * v - prev[o] + __ldg(m + o) * lap;
+    body(o, v, lap);
   }
+}
+
+__global__ void heat(const float* __restrict__ in, float* __restrict__ out, int n, float c) {
+  march(in, n, [=] __device__(long long o, float v, float lap) { out[o] = v + c * lap; });
+}
+
+__global__ void wave(const float* __restrict__ u, float* prev, const float* __restrict__ m, int n) {
+  march(u, n, [=] __device__(long long o, float v, float lap) { prev[o] = 2.f * v - prev[o] + __ldg(m + o) * lap; });
 }
 
 // Grid-stride over S (float4), P (float4) re-read every nP elements.
