@@ -46,6 +46,7 @@ bool l2_miss_streaming();
 // because the set-aside ways are lost to every other access (a carve-out alone, no window,
 // slowed a streaming kernel 2.2x at the maximum). `tiersim bench l2 --fill` compares fills
 // (docs/performance.md, "L2 persistence").
+constexpr double kDefaultL2Fill = 0.85;
 void set_l2_fill(double fill);
 double l2_fill();
 

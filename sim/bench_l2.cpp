@@ -33,7 +33,7 @@ struct BenchL2Options {
   std::vector<long long> nbody_sizes{262144, 1048576};
   std::vector<std::string> nbody_tilings{"none", "shared"};
   std::vector<std::string> windows{"auto"};  // stencil window placement (kernels/l2_window.hpp)
-  std::vector<double> fills{0.85};           // share of the carve-out the persisting lines fill
+  std::vector<double> fills{kDefaultL2Fill};  // share of the carve-out the persisting lines fill
   long long persist_bytes = 0;
   int reps = 30, warmup = 5, nbody_reps = 3;
   std::string csv;
@@ -45,6 +45,29 @@ struct Measured {
   bool window = false;
   double window_bytes = 0, hit_ratio = 0;
   std::size_t carveout = 0;
+};
+
+// The process-wide window policy (kernels/l2_window.hpp) for one measurement, restored after it.
+class L2PolicyScope {
+ public:
+  L2PolicyScope(StencilL2Target target, bool miss_streaming, double fill)
+      : target_(stencil_l2_target()), miss_streaming_(l2_miss_streaming()), fill_(l2_fill()) {
+    set_stencil_l2_target(target);
+    set_l2_miss_streaming(miss_streaming);
+    set_l2_fill(fill);
+  }
+  ~L2PolicyScope() {
+    set_stencil_l2_target(target_);
+    set_l2_miss_streaming(miss_streaming_);
+    set_l2_fill(fill_);
+  }
+  L2PolicyScope(const L2PolicyScope&) = delete;
+  L2PolicyScope& operator=(const L2PolicyScope&) = delete;
+
+ private:
+  StencilL2Target target_;
+  bool miss_streaming_;
+  double fill_;
 };
 
 // Steps of one engine: per step, the sum of its launches' times; medians.
@@ -200,16 +223,12 @@ void run_bench_l2(const BenchL2Options& o) {
                                   : place == "output-half" ? StencilL2Target::OutputHalf
                                   : place == "fixed"       ? StencilL2Target::Fixed
                                                            : StencilL2Target::Pair;
-        const StencilL2Target before = stencil_l2_target();
-        const double fill_before = l2_fill();
-        set_stencil_l2_target(w);
-        set_l2_miss_streaming(!normal);
-        set_l2_fill(fill);
         s.l2_persist = L2Persist::On;
-        const Measured on = measure_stencil(s, p, init, dt, o);
-        set_stencil_l2_target(before);
-        set_l2_miss_streaming(true);
-        set_l2_fill(fill_before);
+        Measured on;
+        {
+          const L2PolicyScope policy(w, !normal, fill);
+          on = measure_stencil(s, p, init, dt, o);
+        }
         const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
         const double hot = field * (p.equation == Equation::GrayScott ? 2 : 1) * (w == StencilL2Target::Pair ? 2 : 1);
         const std::string eq = eq_name == "gray-scott" ? "grayscott" : eq_name;

@@ -47,7 +47,7 @@ std::atomic<bool> g_miss_streaming{true};
 void set_l2_miss_streaming(bool streaming) { g_miss_streaming.store(streaming); }
 bool l2_miss_streaming() { return g_miss_streaming.load(); }
 namespace {
-std::atomic<double> g_fill{0.85};
+std::atomic<double> g_fill{kDefaultL2Fill};
 }
 void set_l2_fill(double fill) {
   if (!(fill > 0 && fill <= 1)) throw Error("L2 window fill " + std::to_string(fill) + " is not in (0, 1]");

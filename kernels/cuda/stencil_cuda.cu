@@ -111,23 +111,21 @@ class StencilCuda final : public StencilEngine {
 
   void step(double dt) override {
     const int ns = p_.equation == Equation::GrayScott ? 2 : 1;
-    if (p_.boundary == Boundary::Periodic) {
-      // The window still covers the inputs (last step's outputs): their halos are hot too.
+    // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
+    // overwrites, so every grid's halo is filled once (and again after an upload). The window
+    // still covers the inputs (last step's outputs): their halos are hot too.
+    const bool periodic = p_.boundary == Boundary::Periodic;
+    if (periodic || !fixed_halos_ready_) {
+      const int nf = stencil_field_count(p_.equation), grids = periodic ? ns : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
-      for (int f = 0; f < ns; ++f)
-        cuda::launch_halo_fill(views_[cur_[f]], p_.boundary, T(p_.field_boundary_value(f)), stream_);
-      const double hp = double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
-      cost(timer_.end(), hp * 2 * sizeof(T), hp * 2 * sizeof(T), 0, hp);
-    } else if (!fixed_halos_ready_) {
-      // Fixed values: no kernel writes a halo, so every grid's halo is filled once (here, and
-      // again after an upload) instead of every step.
-      timer_.begin("stencil_halo_cuda", strategy_);
-      for (std::size_t g = 0; g < views_.size(); ++g)
-        cuda::launch_halo_fill(views_[g], p_.boundary, T(p_.field_boundary_value(int(g) % stencil_field_count(p_.equation))),
-                               stream_);
-      const double hp = double(views_.size()) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
-      cost(timer_.end(), hp * sizeof(T), hp * sizeof(T), 0, hp);
-      fixed_halos_ready_ = true;
+      // Arena grid g holds field g % nf (group A, then group B, each in field order; the wave's
+      // two grids swap roles, but both fields hold the same boundary value).
+      for (int i = 0; i < grids; ++i)
+        cuda::launch_halo_fill(views_[periodic ? cur_[i] : i], p_.boundary, T(p_.field_boundary_value(i % nf)), stream_);
+      const double hp = double(grids) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
+      const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
+      cost(timer_.end(), bytes, bytes, 0, hp);
+      fixed_halos_ready_ = !periodic;
     }
     cuda::StencilLaunch<T> l;
     l.equation = p_.equation;

@@ -13,7 +13,7 @@ void set_stencil_l2_target(StencilL2Target t) { g_target.store(t); }
 void set_l2_miss_streaming(bool) {}
 bool l2_miss_streaming() { return true; }
 void set_l2_fill(double) {}
-double l2_fill() { return 0.85; }
+double l2_fill() { return kDefaultL2Fill; }
 StencilL2Target stencil_l2_target() { return g_target.load(); }
 
 L2Support l2_persistence_support() {
