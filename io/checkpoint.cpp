@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "io/hdf5_library.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;

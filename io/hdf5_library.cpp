@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 

@@ -16,7 +16,7 @@
 
 #include "io/hdf5_library.hpp"
 #include "io/xdmf.hpp"
-#include "sim/telemetry.hpp"
+#include "base/kernel_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -1026,14 +1026,15 @@ void SnapshotFile::write_observables(std::int64_t step, double time,
   m.dirty = true;
 }
 
-void SnapshotFile::write_telemetry(const Telemetry& t) {
+void SnapshotFile::write_telemetry(const std::vector<StepRecord>& rows, double peak_gbs,
+                                   const std::string& peak_source) {
   Impl& m = *impl_;
   if (!m.has_telemetry) {
-    m.peak_source = t.peak_source();
-    m.peak_gbs = t.peak_gbs();
+    m.peak_source = peak_source;
+    m.peak_gbs = peak_gbs;
   }
   m.has_telemetry = true;
-  for (const auto& r : t.rows())
+  for (const auto& r : rows)
     m.telemetry.push_back({r.step, r.rec.kernel, r.rec.strategy, r.rec.work_unit, r.rec.ms, r.rec.bytes_compulsory,
                            r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.l2_window, r.rec.l2_window_bytes,
                            r.rec.l2_hit_ratio});

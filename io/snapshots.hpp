@@ -32,11 +32,11 @@
 
 #include "io/vtk_output.hpp"
 #include "layouts/particles.hpp"
-#include "sim/core.hpp"
+#include "base/kernel_record.hpp"
+#include "base/strategy.hpp"
 
 namespace tiersim {
 
-class Telemetry;
 
 struct RunInfo {
   std::string case_toml;   // the effective case
@@ -91,7 +91,7 @@ class SnapshotFile {
                          const std::vector<std::pair<std::string, double>>& values);
 
   // /telemetry table (end of run). Appends: a resumed run adds its rows after the kept ones.
-  void write_telemetry(const Telemetry& t);
+  void write_telemetry(const std::vector<StepRecord>& rows, double peak_gbs, const std::string& peak_source);
 
   // Makes everything written so far durable and rewrites snapshots.xmf (atomic rename).
   void commit();

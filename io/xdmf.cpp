@@ -8,7 +8,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "sim/core.hpp"
+#include "base/strategy.hpp"
 
 namespace tiersim {
 

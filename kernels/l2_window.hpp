@@ -8,47 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace tiersim {
+#include "base/strategy.hpp"
 
-// Where the CUDA stencil engine puts its window (read when an engine is made):
-//  Pair:       one window over both ping-pong groups (the fields this step reads and the ones it
-//              writes, one allocation), hitRatio = carve-out / both: a fixed subset of the
-//              lines of both persists, so the persisting set never exceeds the carve-out.
-//              Measured slower than Output on an H200 at every size (docs/performance.md).
-//  Output:     the window follows the group this step writes (retargeted every step), hitRatio
-//              = carve-out / one group. The default for heat and Gray-Scott. The
-//              lines the last step made persisting stay persisting until reset, so with
-//              ping-pong the persisting demand is twice the window once a group exceeds half
-//              the carve-out.
-//  OutputHalf: Output with hitRatio = carve-out / (2 x one group), accounting for those lines.
-//  Fixed:      one window over group A alone (and the table), set once and never moved,
-//              hitRatio = carve-out / one group: A is read every step and written every other
-//              step, so its lines stay persisting (no churn) while group B streams past them.
-//              The default for the wave equation: its update writes u(t - dt) in place, so an
-//              Output window would move every step onto the buffer being read and rewritten.
-//              Measured on an H100 with fixed boundaries (docs/performance.md): wave 1.1-1.2x
-//              at 160-176^3, where Output gave 1.04-1.1x; heat 0.9-1.0x, where Output gave
-//              1.03-1.1x.
-//  Auto:       Fixed for the wave equation, Output otherwise (the default).
-// `tiersim bench l2 --stencil-window` compares them (docs/performance.md, "L2 persistence").
-enum class StencilL2Target { Pair, Output, OutputHalf, Fixed, Auto };
-void set_stencil_l2_target(StencilL2Target t);
-StencilL2Target stencil_l2_target();
-// What happens to the window's lines that the hit ratio does not make persisting: streaming
-// (evicted first; the CUDA guide's usual choice, the default) or normal (ordinary LRU).
-void set_l2_miss_streaming(bool streaming);
-bool l2_miss_streaming();
-// The share of the carve-out the persisting lines may fill (0 < fill <= 1, read when a window is
-// made): the carve-out asked for is the hot set / fill (rounded up by the driver to whole L2
-// ways, clamped to the device's maximum) and hitRatio = fill x carve-out / hot set, at most 1.
-// Default 0.85: on an H100 a carve-out the persisting lines fill to the brim (fill 1) measured
-// up to 0.1x slower than one with slack, and a larger carve-out (0.65-0.75) slower again,
-// because the set-aside ways are lost to every other access (a carve-out alone, no window,
-// slowed a streaming kernel 2.2x at the maximum). `tiersim bench l2 --fill` compares fills
-// (docs/performance.md, "L2 persistence").
-constexpr double kDefaultL2Fill = 0.85;
-void set_l2_fill(double fill);
-double l2_fill();
+namespace tiersim {
 
 // Whether --l2-persist on can take effect here; why not where it cannot.
 struct L2Support {

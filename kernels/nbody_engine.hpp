@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "layouts/particles.hpp"
-#include "sim/core.hpp"
-#include "sim/telemetry.hpp"
+#include "base/vec.hpp"
+#include "base/strategy.hpp"
+#include "base/kernel_record.hpp"
 
 namespace tiersim {
 

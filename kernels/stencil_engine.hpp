@@ -10,8 +10,8 @@
 
 #include "kernels/physics/stencil.hpp"
 #include "layouts/grid.hpp"
-#include "sim/core.hpp"
-#include "sim/telemetry.hpp"
+#include "base/strategy.hpp"
+#include "base/kernel_record.hpp"
 
 namespace tiersim {
 

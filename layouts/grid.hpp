@@ -19,9 +19,10 @@
 #include <new>
 #include <string>
 
-#include "sim/host_memory.hpp"
+#include "base/host_memory.hpp"
 
-#include "sim/core.hpp"
+#include "base/hd.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 

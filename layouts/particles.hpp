@@ -12,7 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "sim/core.hpp"
+#include "base/hd.hpp"
+#include "base/vec.hpp"
+#include "base/strategy.hpp"
 
 namespace tiersim {
 

@@ -19,7 +19,7 @@
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_inputs.hpp"
-#include "sim/core.hpp"
+#include "base/strategy.hpp"
 
 namespace tiersim {
 namespace {
@@ -45,29 +45,6 @@ struct Measured {
   bool window = false;
   double window_bytes = 0, hit_ratio = 0;
   std::size_t carveout = 0;
-};
-
-// The process-wide window policy (kernels/l2_window.hpp) for one measurement, restored after it.
-class L2PolicyScope {
- public:
-  L2PolicyScope(StencilL2Target target, bool miss_streaming, double fill)
-      : target_(stencil_l2_target()), miss_streaming_(l2_miss_streaming()), fill_(l2_fill()) {
-    set_stencil_l2_target(target);
-    set_l2_miss_streaming(miss_streaming);
-    set_l2_fill(fill);
-  }
-  ~L2PolicyScope() {
-    set_stencil_l2_target(target_);
-    set_l2_miss_streaming(miss_streaming_);
-    set_l2_fill(fill_);
-  }
-  L2PolicyScope(const L2PolicyScope&) = delete;
-  L2PolicyScope& operator=(const L2PolicyScope&) = delete;
-
- private:
-  StencilL2Target target_;
-  bool miss_streaming_;
-  double fill_;
 };
 
 // Steps of one engine: per step, the sum of its launches' times; medians.
@@ -190,9 +167,9 @@ void run_bench_l2(const BenchL2Options& o) {
 
   Strategy s;
   s.backend = Backend::Cuda;
-  s.precision = parse_precision(o.precision);
-  s.tiling = parse_tiling(o.tiling);
-  s.coeffs = parse_coeffs(o.coeffs);
+  s.precision = parse_flag<Precision>(o.precision);
+  s.tiling = parse_flag<Tiling>(o.tiling);
+  s.coeffs = parse_flag<CoeffSpace>(o.coeffs);
   s.l2_persist_bytes = std::size_t(o.persist_bytes);
   const std::size_t scalar = s.precision == Precision::Fp64 ? 8 : 4;
   for (int n : o.sizes) {
@@ -224,11 +201,11 @@ void run_bench_l2(const BenchL2Options& o) {
                                   : place == "fixed"       ? StencilL2Target::Fixed
                                                            : StencilL2Target::Pair;
         s.l2_persist = L2Persist::On;
-        Measured on;
-        {
-          const L2PolicyScope policy(w, !normal, fill);
-          on = measure_stencil(s, p, init, dt, o);
-        }
+        Strategy placed = s;
+        placed.tuning.l2_target = w;
+        placed.tuning.l2_miss_streaming = !normal;
+        placed.tuning.l2_fill = fill;
+        const Measured on = measure_stencil(placed, p, init, dt, o);
         const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
         const double hot = field * (p.equation == Equation::GrayScott ? 2 : 1) * (w == StencilL2Target::Pair ? 2 : 1);
         const std::string eq = eq_name == "gray-scott" ? "grayscott" : eq_name;
@@ -251,7 +228,7 @@ void run_bench_l2(const BenchL2Options& o) {
       ns.backend = Backend::Cuda;
       ns.layout = Layout::SoA;
       ns.precision = Precision::Fp32;
-      ns.tiling = parse_tiling(t);
+      ns.tiling = parse_flag<Tiling>(t);
       ns.l2_persist_bytes = std::size_t(o.persist_bytes);
       ns.l2_persist = L2Persist::Off;
       const Measured off = measure_nbody(ns, b, o);

@@ -16,7 +16,7 @@
 #include "kernels/physics/gravity.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_inputs.hpp"
-#include "sim/core.hpp"
+#include "base/strategy.hpp"
 
 namespace tiersim {
 namespace {
@@ -106,7 +106,7 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
               "ms/eval", "inter/s", "GFLOP/s",
               tuning.block || tuning.bodies_per_thread ? "as given, 0 = auto" : "auto for the device and N");
   for (const auto& ps : o.precisions) {
-    const Precision prec = parse_precision(ps, "--precision");
+    const Precision prec = parse_flag<Precision>(ps, "--precision");
     const auto& lays = prec == Precision::Fp64 && !o.fp64_layouts.empty() && o.fp64_layouts[0] != "all"
                            ? o.fp64_layouts
                            : o.layouts;
@@ -116,8 +116,8 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
         for (const auto& ts : o.tilings) {
           Strategy s;
           s.backend = Backend::Cuda;
-          s.layout = parse_layout(ls, "--layouts");
-          s.tiling = parse_tiling(ts, "--tilings");
+          s.layout = parse_flag<Layout>(ls, "--layouts");
+          s.tiling = parse_flag<Tiling>(ts, "--tilings");
           s.precision = prec;
           const auto [ms, ips] = time_forces(s, n, b, tuning);
           std::printf("%-5s %-7s %-7s %9lld %10.4f %12.4g %10.1f\n", ps.c_str(), ls.c_str(), ts.c_str(), n, ms, ips,
@@ -134,10 +134,10 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
     const Bodies b = bench_bodies(n);
     Strategy s;
     s.backend = Backend::Cuda;
-    s.layout = parse_layout(o.layouts.front(), "--layouts");
-    s.tiling = parse_tiling(o.tilings.back(), "--tilings");
+    s.layout = parse_flag<Layout>(o.layouts.front(), "--layouts");
+    s.tiling = parse_flag<Tiling>(o.tilings.back(), "--tilings");
     for (const auto& ps : o.precisions) {
-      s.precision = parse_precision(ps, "--precision");
+      s.precision = parse_flag<Precision>(ps, "--precision");
       std::printf("\nsweep %s/%s/%s N=%lld:\n%6s %4s %10s %12s\n", o.layouts.front().c_str(), ps.c_str(),
                   o.tilings.back().c_str(), n, "block", "K", "ms/eval", "inter/s");
       for (int k : {1, 2, 4, 8})
@@ -164,8 +164,8 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
       for (const auto& ls : o.layouts) {
         Strategy s;
         s.backend = Backend::Cuda;
-        s.layout = parse_layout(ls, "--layouts");
-        s.precision = parse_precision(ps, "--precision");
+        s.layout = parse_flag<Layout>(ls, "--layouts");
+        s.precision = parse_flag<Precision>(ps, "--precision");
         auto eng = make_nbody_cuda(s, int(n), params, tuning);
         eng->upload(b);
         for (int kernel = 0; kernel < 2; ++kernel) {

@@ -16,7 +16,7 @@
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_inputs.hpp"
-#include "sim/core.hpp"
+#include "base/strategy.hpp"
 #include "sim/model.hpp"
 
 namespace tiersim {
@@ -37,8 +37,8 @@ struct BenchStencilOptions {
 
 void run_bench_stencil(const BenchStencilOptions& o) {
   Strategy s;
-  s.backend = resolve_backend(parse_backend(o.backend));
-  s.precision = parse_precision(o.precision);
+  s.backend = resolve_backend(parse_flag<Backend>(o.backend));
+  s.precision = parse_flag<Precision>(o.precision);
   const bool gpu = s.backend == Backend::Cuda;
   const std::size_t scalar = s.precision == Precision::Fp64 ? 8 : 4;
   double copy_gbs = 0;
@@ -83,8 +83,8 @@ void run_bench_stencil(const BenchStencilOptions& o) {
                                                               : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
       for (const auto& ts : (gpu ? o.tilings : std::vector<std::string>{"none"}))
         for (const auto& cs : (gpu ? o.coeffs : std::vector<std::string>{"constant"})) {
-          s.tiling = parse_tiling(ts);
-          s.coeffs = parse_coeffs(cs);
+          s.tiling = parse_flag<Tiling>(ts);
+          s.coeffs = parse_flag<CoeffSpace>(cs);
           auto eng = gpu ? make_stencil_cuda(s, p, o.tuning) : make_stencil_cpu(s, p);
           for (int f = 0; f < nf; ++f) eng->upload(f, init[std::size_t(f)]);
           for (int w = 0; w < o.warmup; ++w) eng->step(dt);

@@ -28,7 +28,7 @@ struct TomlInternalAssert {
 #define NDEBUG
 #endif
 
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 namespace {

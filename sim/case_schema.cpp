@@ -1,6 +1,9 @@
 // Every key a case file may hold. Add a key here and it is validated, overridable with --set,
 // listed by `tiersim keys`, documented in cases/example.toml (`tiersim keys --toml`; a required
 // key needs an example value) and stored with the output.
+#include <algorithm>
+
+#include "base/strategy.hpp"
 #include "sim/case.hpp"
 
 namespace tiersim {
@@ -25,12 +28,6 @@ std::vector<KeySpec> build_schema() {
       {"run.telemetry", T::Bool, "true", "time every CUDA kernel with events (false: no events, ms = 0; to measure telemetry's own cost)"},
       {"run.telemetry_every", T::Int, "1", "time and record the kernels of every N-th step only (the others run without events: for steps shorter than ~0.3 ms)", 1, 1e12},
       // [strategy]
-      {"strategy.backend", T::String, "\"auto\"", "cpu, cuda, or auto (CUDA when a GPU is usable)", -kBig, kBig, false, {"auto", "cpu", "cuda"}},
-      {"strategy.layout", T::String, "\"soa\"", "particle layout", -kBig, kBig, false, {"aos", "soa", "aosoa", "float4"}},
-      {"strategy.precision", T::String, "\"fp32\"", "scalar type of particles and fields", -kBig, kBig, false, {"fp32", "fp64"}},
-      {"strategy.tiling", T::String, "\"shared\"", "kernels read neighbours from global memory or from shared-memory tiles", -kBig, kBig, false, {"none", "shared"}},
-      {"strategy.coeffs", T::String, "\"constant\"", "stencil coefficients in __constant__ or global memory", -kBig, kBig, false, {"constant", "global"}},
-      {"strategy.l2_persist", T::String, "\"off\"", "L2 access-policy window over the hot data set", -kBig, kBig, false, {"off", "on"}},
       {"strategy.l2_persist_bytes", T::Int, "0", "bytes of the L2 window (0: the hot set, clamped to the device maximum)", 0, 1e15},
       {"strategy.block", T::Int, "0", "CUDA threads per block of the main kernel (0: chosen for the device)", 0, 1024},
       // [nbody]
@@ -58,6 +55,23 @@ std::vector<KeySpec> build_schema() {
       {"galaxy.thickness", T::Float, "0.05", "disk thickness: standard deviation of the bodies' height z, in units of nbody.radius", 0, kBig},
       {"galaxy.dispersion", T::Float, "0.05", "velocity dispersion / circular velocity in the disk", 0, kBig},
   };
+  // [strategy]: one key per strategy flag, from its table (base/strategy.hpp), before the
+  // strategy's numeric keys.
+  std::vector<KeySpec> flags;
+  for_each_flag([&](auto flag, auto) {
+    using F = decltype(flag);
+    std::vector<std::string> names;
+    std::string doc = F::help;
+    doc += ':';
+    for (const auto& v : F::values) {
+      names.emplace_back(v.name);
+      doc += std::string(" ") + v.name + " (" + v.help + ")" + (&v == &F::values.back() ? "" : ",");
+    }
+    flags.push_back({std::string("strategy.") + F::key, T::String, std::string("\"") + name(F::fallback) + "\"", doc, -kBig,
+                 kBig, false, names});
+  });
+  const auto at = std::find_if(k.begin(), k.end(), [](const KeySpec& s) { return s.key.starts_with("strategy."); });
+  k.insert(at, flags.begin(), flags.end());
   append_stencil_keys(k);
   return k;
 }

@@ -8,7 +8,8 @@
 #include <fstream>
 #include <map>
 
-#include "sim/core.hpp"
+#include "base/error.hpp"
+#include "base/strategy.hpp"
 #include "sim/run.hpp"
 
 namespace tiersim {
@@ -23,9 +24,11 @@ struct Combination {
 
 // Cartesian product of the lists that were given, in the order given (first varies slowest).
 std::vector<Combination> combinations(const CompareOptions& o) {
-  const std::vector<std::pair<const char*, const std::vector<std::string>*>> axes = {
-      {"backend", &o.backends}, {"layout", &o.layouts},       {"precision", &o.precisions},
-      {"tiling", &o.tilings},   {"coeffs", &o.coeffs},        {"l2_persist", &o.l2_persist}};
+  std::vector<std::pair<std::string, const std::vector<std::string>*>> axes;
+  for_each_flag([&](auto flag, auto) {
+    const auto it = o.lists.find(decltype(flag)::key);
+    if (it != o.lists.end()) axes.emplace_back(it->first, &it->second);
+  });
   std::vector<Combination> out{{"", {}}};
   for (const auto& [axis, values] : axes) {
     if (values->empty()) continue;
@@ -227,18 +230,13 @@ void register_compare(CLI::App& app, CompareOptions& o) {
   c->add_option("case", o.case_path, "case file (TOML)")->required();
   // The list options take one argument per occurrence (comma-separated): otherwise a vector
   // option also swallows the case path after it (`compare --layout aos,soa cases/plummer.toml`).
-  c->add_option("--backend", o.backends, "list, e.g. cpu,cuda")->delimiter(',')->allow_extra_args(false)
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  c->add_option("--layout", o.layouts, "list, e.g. aos,soa,float4")->delimiter(',')->allow_extra_args(false)
-      ->check(CLI::IsMember({"aos", "soa", "aosoa", "float4"}));
-  c->add_option("--precision", o.precisions, "list, e.g. fp32,fp64")->delimiter(',')->allow_extra_args(false)
-      ->check(CLI::IsMember({"fp32", "fp64"}));
-  c->add_option("--tiling", o.tilings, "list, e.g. none,shared")->delimiter(',')->allow_extra_args(false)
-      ->check(CLI::IsMember({"none", "shared"}));
-  c->add_option("--coeffs", o.coeffs, "list, e.g. constant,global")->delimiter(',')->allow_extra_args(false)
-      ->check(CLI::IsMember({"constant", "global"}));
-  c->add_option("--l2-persist", o.l2_persist, "list, e.g. off,on")->delimiter(',')->allow_extra_args(false)
-      ->check(CLI::IsMember({"off", "on"}));
+  for_each_flag([&](auto flag, auto) {
+    using F = decltype(flag);
+    c->add_option(flag_option(F::key), o.lists[F::key], std::string("list of ") + flag_choices(flag, ",") + ": " + F::help)
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->check(CLI::IsMember(flag_names(flag)));
+  });
   c->add_option("--set", o.overrides, "override a case key for every combination (repeatable, one per --set)")
       ->take_all()
       ->allow_extra_args(false);

@@ -3,6 +3,7 @@
 // against the first combination; writes compare.csv and (with matplotlib) compare.png.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,8 @@ namespace tiersim {
 
 struct CompareOptions {
   std::string case_path;
-  std::vector<std::string> backends, layouts, tilings, coeffs, l2_persist, precisions;
+  // Per strategy flag (its key, e.g. "layout"), the values to compare (empty: as in the case).
+  std::map<std::string, std::vector<std::string>> lists;
   std::vector<std::string> overrides;  // --set
   int steps = 10;                      // measured steps per combination
   int warmup = 3;                      // steps run first and left out of the figures

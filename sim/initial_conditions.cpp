@@ -4,7 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "sim/core.hpp"
+#include "base/vec.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 namespace {

@@ -5,13 +5,15 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "kernels/device_info.hpp"
 #include "sim/bench.hpp"
 #include "sim/case.hpp"
 #include "sim/compare.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
+#include "base/strategy.hpp"
 #include "sim/run.hpp"
 
 namespace {
@@ -105,7 +107,8 @@ int main(int argc, char** argv) {
 
   // run
   tiersim::RunOptions ro;
-  std::string backend, layout, precision, tiling, coeffs, l2, formats;
+  std::map<std::string, std::string> flags;  // strategy flag key -> value given
+  std::string formats;
   long long steps = -1;
   long long l2_bytes = -1;
   std::vector<std::string> sets;
@@ -114,14 +117,11 @@ int main(int argc, char** argv) {
   run->add_option("--restart", ro.restart_dir,
                   "continue the run in DIR from its last checkpoint (the case stored there; --steps extends it)")
       ->excludes(case_opt);
-  run->add_option("--backend", backend, "auto|cpu|cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  run->add_option("--layout", layout, "particle layout aos|soa|aosoa|float4")
-      ->check(CLI::IsMember({"aos", "soa", "aosoa", "float4"}));
-  run->add_option("--precision", precision, "fp32|fp64")->check(CLI::IsMember({"fp32", "fp64"}));
-  run->add_option("--tiling", tiling, "none|shared")->check(CLI::IsMember({"none", "shared"}));
-  run->add_option("--coeffs", coeffs, "constant|global (stencils)")->check(CLI::IsMember({"constant", "global"}));
-  run->add_option("--l2-persist", l2, "off|on: L2 access-policy window over the hot data")
-      ->check(CLI::IsMember({"off", "on"}));
+  tiersim::for_each_flag([&](auto flag, auto) {
+    using F = decltype(flag);
+    run->add_option(tiersim::flag_option(F::key), flags[F::key], tiersim::flag_choices(flag) + ": " + F::help)
+        ->check(CLI::IsMember(tiersim::flag_names(flag)));
+  });
   run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(non_negative);
   run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(non_negative);
   run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
@@ -170,15 +170,8 @@ int main(int argc, char** argv) {
     if (*run) {
       if (ro.case_path.empty() && ro.restart_dir.empty()) throw tiersim::Error("run: give a case file or --restart DIR");
       // Flags first, then --set: the more explicit override wins.
-      auto flag = [&](const char* key, const std::string& v) {
-        if (!v.empty()) ro.overrides.push_back(std::string(key) + "=\"" + v + "\"");
-      };
-      flag("strategy.backend", backend);
-      flag("strategy.layout", layout);
-      flag("strategy.precision", precision);
-      flag("strategy.tiling", tiling);
-      flag("strategy.coeffs", coeffs);
-      flag("strategy.l2_persist", l2);
+      for (const auto& [key, v] : flags)
+        if (!v.empty()) ro.overrides.push_back("strategy." + key + "=\"" + v + "\"");
       if (l2_bytes >= 0) ro.overrides.push_back("strategy.l2_persist_bytes=" + std::to_string(l2_bytes));
       if (steps >= 0) ro.overrides.push_back("run.steps=" + std::to_string(steps));
       for (const auto& s : sets) ro.overrides.push_back(s);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/case.hpp"
-#include "sim/core.hpp"
+#include "base/strategy.hpp"
 #include "sim/telemetry.hpp"
 
 namespace tiersim {

@@ -7,7 +7,7 @@
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/nbody_engine.hpp"
-#include "sim/host_memory.hpp"
+#include "base/host_memory.hpp"
 #include "sim/initial_conditions.hpp"
 #include "sim/model.hpp"
 

@@ -22,7 +22,7 @@
 #include "sim/case.hpp"
 #include "sim/model.hpp"
 #include "sim/telemetry.hpp"
-#include "sim/trace.hpp"
+#include "base/trace.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
@@ -347,8 +347,6 @@ RunResult run_case(const RunOptions& o) {
   if (!std::isfinite(dt * double(steps)))
     throw Error("run.dt = " + shortest_text(dt) + " over run.steps = " + std::to_string(steps) +
                 " steps: the simulated time overflows");
-  set_kernel_timing(c.get_bool("run.telemetry"));
-  set_kernel_timing_every(c.get_int("run.telemetry_every"));
 
   // Everything that can be refused is checked here, before the output directory exists.
   SnapshotOptions snap_options;
@@ -466,7 +464,7 @@ RunResult run_case(const RunOptions& o) {
     // With run.telemetry_every = N only every N-th step is timed and recorded.
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
-      if (at % kernel_timing_every() == 0) telemetry.add(at, r);
+      if (at % s.tuning.timing_every == 0) telemetry.add(at, r);
     }
   };
   auto snapshot = [&] {
@@ -557,7 +555,7 @@ RunResult run_case(const RunOptions& o) {
                                 {"conservation_name", "\"" + cons.first + "\""},
                                 {"conservation_value", cons_text},
                                 {"interrupted", g_stop_signal ? "true" : "false"}});
-  out->write_telemetry(telemetry);
+  out->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
   out->commit();
 
   if (!o.quiet) {

@@ -1,3 +1,5 @@
+#include <type_traits>
+
 #include "kernels/device_info.hpp"
 #include "sim/model.hpp"
 
@@ -5,13 +7,14 @@ namespace tiersim {
 
 Strategy strategy_from_case(const Case& c) {
   Strategy s;
-  s.backend = parse_backend(c.get_string("strategy.backend"), "strategy.backend");
-  s.layout = parse_layout(c.get_string("strategy.layout"), "strategy.layout");
-  s.precision = parse_precision(c.get_string("strategy.precision"), "strategy.precision");
-  s.tiling = parse_tiling(c.get_string("strategy.tiling"), "strategy.tiling");
-  s.coeffs = parse_coeffs(c.get_string("strategy.coeffs"), "strategy.coeffs");
-  s.l2_persist = parse_l2_persist(c.get_string("strategy.l2_persist"), "strategy.l2_persist");
+  for_each_flag([&](auto flag, auto member) {
+    using E = std::remove_cvref_t<decltype(s.*member)>;
+    const std::string key = std::string("strategy.") + decltype(flag)::key;
+    s.*member = parse_flag<E>(c.get_string(key), key);
+  });
   s.l2_persist_bytes = static_cast<std::size_t>(c.get_int("strategy.l2_persist_bytes"));
+  s.tuning.kernel_timing = c.get_bool("run.telemetry");
+  s.tuning.timing_every = c.get_int("run.telemetry_every");
   return s;
 }
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 

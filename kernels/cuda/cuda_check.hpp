@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim::cuda {
 

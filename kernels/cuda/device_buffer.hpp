@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim::cuda {
 

@@ -27,7 +27,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/device_info.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 #if defined(TIERSIM_HAVE_CUPTI)
 #include <cupti.h>

@@ -37,24 +37,6 @@ L2Support l2_persistence_support() {
   return s;
 }
 
-namespace {
-std::atomic<StencilL2Target> g_stencil_target{StencilL2Target::Auto};
-}
-void set_stencil_l2_target(StencilL2Target t) { g_stencil_target.store(t); }
-namespace {
-std::atomic<bool> g_miss_streaming{true};
-}
-void set_l2_miss_streaming(bool streaming) { g_miss_streaming.store(streaming); }
-bool l2_miss_streaming() { return g_miss_streaming.load(); }
-namespace {
-std::atomic<double> g_fill{kDefaultL2Fill};
-}
-void set_l2_fill(double fill) {
-  if (!(fill > 0 && fill <= 1)) throw Error("L2 window fill " + std::to_string(fill) + " is not in (0, 1]");
-  g_fill.store(fill);
-}
-double l2_fill() { return g_fill.load(); }
-StencilL2Target stencil_l2_target() { return g_stencil_target.load(); }
 
 namespace {
 
@@ -69,14 +51,14 @@ void warn_once(const std::string& what, const std::string& why) {
                what.c_str(), why.c_str());
 }
 
-cudaStreamAttrValue window_value(const void* base, std::size_t bytes, float hit) {
+cudaStreamAttrValue window_value(const void* base, std::size_t bytes, float hit, bool miss_streaming = true) {
   cudaStreamAttrValue v{};
   v.accessPolicyWindow.base_ptr = const_cast<void*>(base);
   v.accessPolicyWindow.num_bytes = bytes;
   v.accessPolicyWindow.hitRatio = hit;
   v.accessPolicyWindow.hitProp = bytes ? cudaAccessPropertyPersisting : cudaAccessPropertyNormal;
   v.accessPolicyWindow.missProp =
-      bytes && l2_miss_streaming() ? cudaAccessPropertyStreaming : cudaAccessPropertyNormal;
+      bytes && miss_streaming ? cudaAccessPropertyStreaming : cudaAccessPropertyNormal;
   return v;
 }
 
@@ -85,8 +67,9 @@ cudaStreamAttrValue window_value(const void* base, std::size_t bytes, float hit)
 namespace cuda {
 
 L2Window::L2Window(cudaStream_t stream, L2Persist mode, std::size_t requested, std::size_t hot_max,
-                   const std::string& what)
-    : stream_(stream), requested_(requested) {
+                   const std::string& what, const Tuning& tuning)
+    : stream_(stream), requested_(requested), fill_(tuning.l2_fill), miss_streaming_(tuning.l2_miss_streaming) {
+  if (!(fill_ > 0 && fill_ <= 1)) throw Error("L2 window fill " + std::to_string(fill_) + " is not in (0, 1]");
   const L2Support sup = l2_persistence_support();
   if (mode == L2Persist::Off) {
     // A stream tiersim creates carries no window; a reused one might: clear it (cheap).
@@ -102,7 +85,6 @@ L2Window::L2Window(cudaStream_t stream, L2Persist mode, std::size_t requested, s
   }
   window_max_ = sup.window_max;
   TIERSIM_CUDA_CHECK(cudaDeviceGetLimit(&previous_limit_, cudaLimitPersistingL2CacheSize), what);
-  fill_ = l2_fill();
   const std::size_t want =
       std::min(requested ? requested : std::size_t(double(hot_max) / fill_ + 0.5), sup.persisting_max);
   if (want == 0) {
@@ -138,7 +120,7 @@ void L2Window::target(const void* base, std::size_t bytes, std::size_t touched) 
   // Persisting demand of the (possibly clamped) window, in proportion.
   const double used = touched && bytes ? double(nb) * double(touched) / double(bytes) : double(nb);
   const float hit = nb ? float(std::min(1.0, fill_ * double(carveout_) / used)) : 0.f;
-  const cudaStreamAttrValue v = window_value(base, nb, hit);
+  const cudaStreamAttrValue v = window_value(base, nb, hit, miss_streaming_);
   TIERSIM_CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &v));
   base_ = base, window_bytes_ = nb, hit_ratio_ = hit;
 }

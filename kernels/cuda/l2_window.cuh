@@ -9,12 +9,12 @@
 // persist, so they do not thrash each other).
 //
 // L2Window is the RAII owner of that policy on one stream:
-//  - on: sets the carve-out (the requested bytes, or the hot set / l2_fill() so that the
+//  - on: sets the carve-out (the requested bytes, or the hot set / Tuning::l2_fill so that the
 //    persisting lines leave room in it, clamped to the device's persisting maximum, read from
 //    the device) and, at target(), the window on the stream (cudaStreamSetAttribute, so every
 //    kernel launched afterwards on the stream carries it; launches already queued keep the
 //    window they were launched with). Window bytes are clamped to accessPolicyMaxWindowSize;
-//    hitRatio = min(1, l2_fill() x carve-out / touched bytes) so the persisting lines fit the
+//    hitRatio = min(1, Tuning::l2_fill x carve-out / touched bytes) so the persisting lines fit the
 //    carve-out; hitProp persisting, missProp streaming.
 //  - the carve-out is not free: on Hopper the set-aside ways are lost to every other access
 //    (measured: 10 of 16 ways set aside, no window, slowed streaming kernels 1.8-3.1x), so it is
@@ -36,8 +36,8 @@
 #include <cstddef>
 #include <string>
 
-#include "sim/core.hpp"
-#include "sim/telemetry.hpp"
+#include "base/strategy.hpp"
+#include "base/kernel_record.hpp"
 
 namespace tiersim::cuda {
 
@@ -46,7 +46,8 @@ class L2Window {
   // Off: inert (no CUDA calls except clearing a window a reused stream might carry).
   // On: `requested` is --l2-persist-bytes (0: size by the hot set), `hot_max` the largest hot
   // set the caller will target; `what` names the caller in the warning.
-  L2Window(cudaStream_t stream, L2Persist mode, std::size_t requested, std::size_t hot_max, const std::string& what);
+  L2Window(cudaStream_t stream, L2Persist mode, std::size_t requested, std::size_t hot_max, const std::string& what,
+           const Tuning& tuning);
   ~L2Window();
   L2Window(const L2Window&) = delete;
   L2Window& operator=(const L2Window&) = delete;
@@ -81,7 +82,8 @@ class L2Window {
   bool enabled_ = false;
   std::size_t requested_ = 0, window_max_ = 0;
   std::size_t carveout_ = 0, previous_limit_ = 0;
-  double fill_ = 1.0;  // l2_fill() when made
+  double fill_ = kDefaultL2Fill;  // Tuning::l2_fill
+  bool miss_streaming_ = true;     // Tuning::l2_miss_streaming
   const void* base_ = nullptr;
   std::size_t window_bytes_ = 0;
   float hit_ratio_ = 0;

@@ -1,4 +1,4 @@
-// LaunchTimer (launch_timer.hpp); the kernel-timing switch it reads is in kernels/kernel_timing.cpp.
+// LaunchTimer (launch_timer.hpp); the step it stamps is in kernels/kernel_timing.cpp.
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
@@ -43,7 +43,7 @@ KernelRecord& LaunchTimer::begin(const char* name, const std::string& strategy) 
   p.rec.strategy = strategy;
   p.rec.step = telemetry_step();
   if (window_) window_->fill(p.rec);
-  if (kernel_timed_at(p.rec.step)) {
+  if (tuning_.timed_at(p.rec.step)) {
     p.start = get_event();
     p.stop = get_event();
   }

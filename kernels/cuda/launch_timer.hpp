@@ -3,8 +3,8 @@
 //  - push and pop an NVTX range named after the kernel (Nsight Systems/Compute show the same
 //    names as telemetry.csv),
 //  - record a CUDA event pair on the engine's stream (never a host clock, never a
-//    synchronisation in the hot loop), unless set_kernel_timing(false) switched timing off or
-//    the step is not one set_kernel_timing_every() times. Each launch has its own pair: sharing
+//    synchronisation in the hot loop), unless the strategy's Tuning switched timing off or
+//    the step is not one of every Tuning::timing_every. Each launch has its own pair: sharing
 //    one event between consecutive launches would charge a kernel with the idle time before it
 //    whenever the host falls behind the GPU,
 //  - copy the L2 access-policy window the launch runs with into the KernelRecord.
@@ -21,7 +21,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/l2_window.cuh"
-#include "sim/telemetry.hpp"
+#include "base/kernel_record.hpp"
 
 namespace tiersim::cuda {
 
@@ -46,7 +46,8 @@ class OwnedStream {
 
 class LaunchTimer {
  public:
-  LaunchTimer(cudaStream_t stream, const L2Window* window) : stream_(stream), window_(window) {}
+  LaunchTimer(cudaStream_t stream, const L2Window* window, const Tuning& tuning)
+      : stream_(stream), window_(window), tuning_(tuning) {}
   ~LaunchTimer();
   LaunchTimer(const LaunchTimer&) = delete;
   LaunchTimer& operator=(const LaunchTimer&) = delete;
@@ -70,6 +71,7 @@ class LaunchTimer {
 
   cudaStream_t stream_;
   const L2Window* window_;
+  Tuning tuning_;
   std::vector<Pending> pending_;
   std::vector<cudaEvent_t> free_events_;
   std::vector<KernelRecord> done_;  // resolved early (many launches and nobody taking them)

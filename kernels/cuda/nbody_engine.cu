@@ -131,8 +131,8 @@ class CudaNbodyEngine final : public NbodyEngine {
   // restores the limit), then the stream.
   cuda::OwnedStream owned_stream_{cudaStreamNonBlocking};
   cudaStream_t stream_ = owned_stream_.get();
-  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes(n_), "the N-body positions"};
-  cuda::LaunchTimer timer_{stream_, &l2_};
+  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes(n_), "the N-body positions", s_.tuning};
+  cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
 };
 
 }  // namespace

@@ -8,8 +8,8 @@
 
 #include "kernels/nbody_engine.hpp"
 #include "layouts/particles.hpp"
-#include "sim/core.hpp"
-#include "sim/telemetry.hpp"
+#include "base/strategy.hpp"
+#include "base/kernel_record.hpp"
 
 namespace tiersim::cuda {
 

@@ -9,7 +9,7 @@
 
 #include "kernels/nbody_engine.hpp"
 #include "layouts/particles.hpp"
-#include "sim/telemetry.hpp"
+#include "base/kernel_record.hpp"
 
 namespace tiersim::cuda {
 

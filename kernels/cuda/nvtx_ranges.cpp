@@ -1,7 +1,7 @@
 // NVTX v3 is header-only: ranges cost a few nanoseconds when no tool is attached.
 #include <nvtx3/nvToolsExt.h>
 
-#include "sim/trace.hpp"
+#include "base/trace.hpp"
 
 namespace tiersim {
 

@@ -282,7 +282,7 @@ class StencilCuda final : public StencilEngine {
   StencilCoeffs<T> coeffs_;
   StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
   cuda::DeviceBuffer partials_;
-  StencilL2Target policy_ = resolve(stencil_l2_target(), p_.equation);
+  StencilL2Target policy_ = resolve(s_.tuning.l2_target, p_.equation);
   std::string strategy_ = strategy_name();
   // The update kernel's NVTX name before launch (the driver adds the tuning suffix to the record).
   std::string update_name_ = std::string("stencil_") +
@@ -292,8 +292,8 @@ class StencilCuda final : public StencilEngine {
   // in reverse order.
   cuda::OwnedStream owned_stream_{cudaStreamDefault};
   cudaStream_t stream_ = owned_stream_.get();
-  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields"};
-  cuda::LaunchTimer timer_{stream_, &l2_};
+  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields", s_.tuning};
+  cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
 };
 
 }  // namespace

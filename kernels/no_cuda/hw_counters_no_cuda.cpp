@@ -1,6 +1,6 @@
 // Hardware counters in a build without CUDA: none (kernels/hw_counters.hpp).
 #include "kernels/hw_counters.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 

@@ -1,20 +1,9 @@
 // Built without CUDA: no L2 persistence exists; the window API answers so.
-#include <atomic>
-
 #include "kernels/l2_window.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 
-namespace {
-std::atomic<StencilL2Target> g_target{StencilL2Target::Auto};
-}
-void set_stencil_l2_target(StencilL2Target t) { g_target.store(t); }
-void set_l2_miss_streaming(bool) {}
-bool l2_miss_streaming() { return true; }
-void set_l2_fill(double) {}
-double l2_fill() { return kDefaultL2Fill; }
-StencilL2Target stencil_l2_target() { return g_target.load(); }
 
 L2Support l2_persistence_support() {
   L2Support s;

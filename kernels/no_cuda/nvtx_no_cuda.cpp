@@ -1,5 +1,5 @@
 // Built without CUDA: no NVTX, and nothing to trace on a GPU.
-#include "sim/trace.hpp"
+#include "base/trace.hpp"
 
 namespace tiersim {
 

@@ -3,7 +3,10 @@
 // the masses' use in the kick, see NbodyParams::G).
 #pragma once
 
-#include "sim/core.hpp"
+#include <cmath>
+
+#include "base/hd.hpp"
+#include "base/vec.hpp"
 
 namespace tiersim {
 

@@ -8,15 +8,8 @@
 #include <string>
 
 #include "layouts/grid.hpp"
-#include "sim/core.hpp"
-
-#if defined(__CUDACC__)
-#define TIERSIM_UNROLL _Pragma("unroll")
-#define TIERSIM_NO_HD_CHECK _Pragma("nv_exec_check_disable")
-#else
-#define TIERSIM_UNROLL _Pragma("GCC unroll 8")
-#define TIERSIM_NO_HD_CHECK
-#endif
+#include "base/hd.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/case.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);

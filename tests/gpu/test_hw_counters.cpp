@@ -15,7 +15,7 @@
 
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 namespace {

@@ -4,7 +4,7 @@
 // stream's window is cleared, the persisting limit is back to its previous value, and a
 // read kernel over half the L2 is not slower than before the run (15% tolerance, median of 15).
 // A control experiment leaves persisting lines and the limit behind on purpose and prints how
-// much that slows the same probe. Also: set_kernel_timing(false) records no times.
+// much that slows the same probe. Also: Tuning::kernel_timing = false records no times.
 // Skipped, with the reason, where no GPU is usable or the device has no persisting L2.
 #include <gtest/gtest.h>
 
@@ -66,8 +66,10 @@ Strategy cuda_strategy(L2Persist l2) {
   return s;
 }
 
-std::unique_ptr<StencilEngine> stencil_engine(const StencilProblem& p, L2Persist l2) {
-  auto e = make_stencil_cuda(cuda_strategy(l2), p);
+std::unique_ptr<StencilEngine> stencil_engine(const StencilProblem& p, L2Persist l2, const Tuning& tuning = {}) {
+  Strategy s = cuda_strategy(l2);
+  s.tuning = tuning;
+  auto e = make_stencil_cuda(s, p);
   for (int f = 0; f < stencil_field_count(p.equation); ++f) e->upload(f, random_field(p.points(), 7 + unsigned(f)));
   return e;
 }
@@ -85,20 +87,20 @@ void expect_released(std::size_t limit_before) {
   EXPECT_EQ(st.limit_now, limit_before);
 }
 
-// Restores the default window placement at the end of a test.
-struct TargetGuard {
-  explicit TargetGuard(StencilL2Target t) { set_stencil_l2_target(t); }
-  ~TargetGuard() { set_stencil_l2_target(StencilL2Target::Auto); }
-};
+Tuning placed(StencilL2Target t) {
+  Tuning tuning;
+  tuning.l2_target = t;
+  return tuning;
+}
 
 TEST(L2Window, StencilPairWindowCoversBothFieldsAndIsReleased) {
   SKIP_WITHOUT_L2_PERSISTENCE();
   const L2Support sup = l2_persistence_support();
   const std::size_t limit_before = l2_probe().limit_now;
-  TargetGuard guard(StencilL2Target::Pair);
+  const Tuning tuning = placed(StencilL2Target::Pair);
   const StencilProblem p = cube(Equation::Heat, 96);
   {
-    auto e = stencil_engine(p, L2Persist::On);
+    auto e = stencil_engine(p, L2Persist::On, tuning);
     const void* base = nullptr;
     std::size_t bytes = 0;
     for (int s = 0; s < 3; ++s) {
@@ -129,7 +131,7 @@ TEST(L2Window, StencilPairWindowCoversBothFieldsAndIsReleased) {
 
 TEST(L2Window, StencilOutputWindowFollowsTheOutputAndIsReleased) {
   SKIP_WITHOUT_L2_PERSISTENCE();
-  ASSERT_EQ(stencil_l2_target(), StencilL2Target::Auto) << "the default placement (heat: the output)";
+  ASSERT_EQ(Tuning{}.l2_target, StencilL2Target::Auto) << "the default placement (heat: the output)";
   const L2Support sup = l2_persistence_support();
   const std::size_t limit_before = l2_probe().limit_now;
   const StencilProblem p = cube(Equation::Heat, 96);
@@ -171,10 +173,10 @@ TEST(L2Window, StencilOutputWindowFollowsTheOutputAndIsReleased) {
 }
 
 // The wave's default (Auto): one window over group A that never moves, with slack in the
-// carve-out (hot set / l2_fill(), rounded up by the driver).
+// carve-out (hot set / kDefaultL2Fill, rounded up by the driver).
 TEST(L2Window, WaveWindowStaysOnOneBufferWithSlack) {
   SKIP_WITHOUT_L2_PERSISTENCE();
-  ASSERT_EQ(stencil_l2_target(), StencilL2Target::Auto);
+  ASSERT_EQ(Tuning{}.l2_target, StencilL2Target::Auto);
   const L2Support sup = l2_persistence_support();
   const std::size_t limit_before = l2_probe().limit_now;
   const StencilProblem p = cube(Equation::Wave, 96);
@@ -191,7 +193,7 @@ TEST(L2Window, WaveWindowStaysOnOneBufferWithSlack) {
       EXPECT_EQ(w.base, base) << "step " << s << ": the wave's window does not move";
       EXPECT_GE(double(w.bytes), field);
       EXPECT_FLOAT_EQ(w.hit_ratio, 1.f);
-      EXPECT_GE(double(w.carveout), std::min(field / l2_fill(), double(sup.persisting_max)))
+      EXPECT_GE(double(w.carveout), std::min(field / kDefaultL2Fill, double(sup.persisting_max)))
           << "the carve-out leaves room beyond the hot set";
       EXPECT_EQ(st.limit_now, w.carveout);
     }
@@ -203,11 +205,11 @@ TEST(L2Window, ResultsAreTheSameWithTheWindowOnOrOff) {
   SKIP_WITHOUT_L2_PERSISTENCE();
   for (StencilL2Target t : {StencilL2Target::Pair, StencilL2Target::Output, StencilL2Target::Fixed})
   for (Equation eq : {Equation::Heat, Equation::Wave, Equation::GrayScott}) {
-    TargetGuard guard(t);
+    const Tuning tuning = placed(t);
     const StencilProblem p = cube(eq, 72);
     const double dt = stable_dt(p);
-    auto off = stencil_engine(p, L2Persist::Off);
-    auto on = stencil_engine(p, L2Persist::On);
+    auto off = stencil_engine(p, L2Persist::Off, tuning);
+    auto on = stencil_engine(p, L2Persist::On, tuning);
     for (int s = 0; s < 5; ++s) off->step(dt), on->step(dt);
     for (int f = 0; f < stencil_field_count(eq); ++f) {
       const std::vector<double> a = off->download(f), b = on->download(f);
@@ -221,11 +223,11 @@ TEST(L2Window, ResultsAreTheSameWithTheWindowOnOrOff) {
 
 TEST(L2Window, GrayScottWindowCoversBothOutputs) {
   SKIP_WITHOUT_L2_PERSISTENCE();
-  TargetGuard guard(StencilL2Target::Output);
+  const Tuning tuning = placed(StencilL2Target::Output);
   const std::size_t limit_before = l2_probe().limit_now;
   const StencilProblem p = cube(Equation::GrayScott, 64);
   {
-    auto e = stencil_engine(p, L2Persist::On);
+    auto e = stencil_engine(p, L2Persist::On, tuning);
     e->step(stable_dt(p));
     const L2ProbeState st = l2_probe();
     ASSERT_EQ(st.live.size(), 1u);
@@ -295,12 +297,13 @@ TEST(L2Window, KernelTimingSwitch) {
   const DeviceInfo d = query_device();
   if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
   const StencilProblem p = cube(Equation::Heat, 48);
+  Tuning untimed;
+  untimed.kernel_timing = false;
+  auto off = stencil_engine(p, L2Persist::Off, untimed);
   auto e = stencil_engine(p, L2Persist::Off);
   const double dt = stable_dt(p);
-  set_kernel_timing(false);
-  for (int s = 0; s < 3; ++s) e->step(dt);
-  set_kernel_timing(true);
-  std::vector<KernelRecord> recs = e->take_records();
+  for (int s = 0; s < 3; ++s) off->step(dt);
+  std::vector<KernelRecord> recs = off->take_records();
   ASSERT_EQ(recs.size(), 6u);
   for (const KernelRecord& r : recs) EXPECT_EQ(r.ms, 0.0) << r.kernel << ": timing off records no time";
   for (int s = 0; s < 3; ++s) e->step(dt);
@@ -317,14 +320,14 @@ TEST(L2Window, KernelTimingEveryNthStep) {
   const DeviceInfo d = query_device();
   if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
   const StencilProblem p = cube(Equation::Heat, 48);
-  auto e = stencil_engine(p, L2Persist::Off);
+  Tuning every3;
+  every3.timing_every = 3;
+  auto e = stencil_engine(p, L2Persist::Off, every3);
   const double dt = stable_dt(p);
-  set_kernel_timing_every(3);
   for (int s = 1; s <= 6; ++s) {
     set_telemetry_step(s);
     e->step(dt);
   }
-  set_kernel_timing_every(1);
   const std::vector<KernelRecord> recs = e->take_records();
   ASSERT_EQ(recs.size(), 12u);  // halo fill + update per step
   for (const KernelRecord& r : recs) {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "sim/case.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 using namespace tiersim;
 

@@ -73,7 +73,9 @@ TYPED_TEST(LayoutTest, FieldsDoNotOverlap) {
     EXPECT_EQ(after.pos[i].x, before.pos[i].x);
     EXPECT_EQ(after.acc[i].y, before.acc[i].y);
     EXPECT_EQ(after.mass[i], before.mass[i]);
-    if (i != 13) EXPECT_EQ(after.vel[i].x, before.vel[i].x);
+    if (i != 13) {
+      EXPECT_EQ(after.vel[i].x, before.vel[i].x);
+    }
   }
   EXPECT_EQ(after.vel[13].z, 300.0);
 }

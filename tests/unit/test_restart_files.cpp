@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
-#include "sim/core.hpp"
+#include "base/error.hpp"
 #include "sim/telemetry.hpp"
 
 namespace fs = std::filesystem;

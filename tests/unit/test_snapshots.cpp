@@ -280,7 +280,7 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
       tel.add(steps[t], r);
       out.commit();
     }
-    out.write_telemetry(tel);
+    out.write_telemetry(tel.rows(), tel.peak_gbs(), tel.peak_source());
     out.commit();
     EXPECT_EQ(out.last_particle_step(), 20);
   }
@@ -651,7 +651,7 @@ TEST(Snapshots, ResumeTruncatesAndAppends) {
       tel.add(t, r);
       s.commit();
     }
-    s.write_telemetry(tel);
+    s.write_telemetry(tel.rows(), tel.peak_gbs(), tel.peak_source());
     s.commit();
   }
   const Bodies later = random_bodies(8, rng);
@@ -668,7 +668,7 @@ TEST(Snapshots, ResumeTruncatesAndAppends) {
     KernelRecord r;
     r.kernel = "k2";
     tel.add(30, r);
-    s->write_telemetry(tel);
+    s->write_telemetry(tel.rows(), tel.peak_gbs(), tel.peak_source());
     s->commit();
   }
   File f((dir / "snapshots.h5").string());

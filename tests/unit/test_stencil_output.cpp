@@ -1,5 +1,6 @@
 // The stencil model's output read back through the HDF5 API: /fields/<name>/value as a
 // [T][nz][ny][nx] time series with step, time, origin and spacing, values equal to the engine's.
+#include <cmath>
 #include <gtest/gtest.h>
 #include <hdf5.h>
 

@@ -1,9 +1,9 @@
-#include "sim/host_memory.hpp"
+#include "base/host_memory.hpp"
 
 #include <fstream>
 #include <sstream>
 
-#include "sim/core.hpp"
+#include "base/error.hpp"
 
 namespace tiersim {
 
