@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/strategy.hpp"
+#include "sim/output_dir.hpp"
 #include "sim/run.hpp"
 
 namespace tiersim {

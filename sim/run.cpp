@@ -1,9 +1,9 @@
+// The time loop behind `tiersim run`: set-up (validated before anything is written), the steps
+// with diagnostics, snapshots, checkpoints and telemetry at their cadences, and the run's end.
 #include "sim/run.hpp"
 
 #include <omp.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
+#include "base/trace.hpp"
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "io/xdmf.hpp"
@@ -20,9 +20,12 @@
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
 #include "sim/case.hpp"
+#include "sim/counter_log.hpp"
 #include "sim/model.hpp"
+#include "sim/output_dir.hpp"
+#include "sim/progress.hpp"
+#include "sim/restart_validation.hpp"
 #include "sim/telemetry.hpp"
-#include "base/trace.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
@@ -31,105 +34,6 @@ namespace {
 
 std::atomic<int> g_stop_signal{0};
 extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-// One updating line on a terminal; a plain line every few seconds otherwise. The rate counts the
-// steps taken since `first` (a restart's checkpoint step), not the ones it started from.
-class Progress {
- public:
-  Progress(bool quiet, std::int64_t first, std::int64_t total)
-      : quiet_(quiet), tty_(isatty(STDERR_FILENO)), first_(first), total_(total) {}
-  void update(std::int64_t step, double time, const std::pair<std::string, double>& cons, bool force = false) {
-    if (quiet_) return;
-    const auto now = clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    if (!force && since < (tty_ ? 0.1 : 5.0)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? double(step - first_) / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - step) / rate : 0;
-    std::fprintf(stderr, "%sstep %lld/%lld  t=%.5g  %.3g steps/s  %s=%+.3e  ETA %.0fs%s", tty_ ? "\r" : "",
-                 static_cast<long long>(step), static_cast<long long>(total_), time, rate, cons.first.c_str(),
-                 cons.second, eta, tty_ ? "   " : "\n");
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (!quiet_ && tty_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  bool quiet_, tty_;
-  std::int64_t first_, total_;
-  clock::time_point start_ = clock::now(), last_{};
-};
-
-std::string default_out_dir(const std::string& case_path) {
-  return (fs::path("out") / fs::path(case_path).stem()).string();
-}
-
-}  // namespace
-
-// What `tiersim run` writes into its output directory, and what tiersim's scripts add there
-// (scripts/render: frames/, scripts/plot telemetry: *.png), each also as a killed write's .tmp.
-bool is_tiersim_output(std::string name) {
-  static const char* const kNames[] = {"snapshots.h5",  "snapshots.xmf", "snapshots.d", "checkpoint.h5",
-                                       "case.toml",     "telemetry.csv", "summary.json", "counters.csv",
-                                       "particles.pvd", "fields.pvd",    "vtk",          ".tiersim-write-test",
-                                       "frames",        "bandwidth.png", "roofline.png"};
-  if (name.ends_with(".tmp")) name.resize(name.size() - 4);
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
-// Why --force may not replace the non-empty directory `dir` (empty: it may). Only a tiersim run
-// holding nothing else is replaced: its snapshots.h5 names tiersim as its H5MD creator (or, for a
-// run killed before its first index, it has snapshots.d/), and every entry is a name tiersim
-// writes. So `--out . --force` in a source tree, or `--out ~ --force`, deletes nothing.
-std::string why_not_replaceable(const fs::path& dir) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!is_tiersim_output(name)) return "it holds '" + name + "', which is not tiersim output";
-  }
-  if (ec) return "cannot list it: " + ec.message();
-  const fs::path h5 = dir / "snapshots.h5";
-  if (fs::exists(h5, ec)) {
-    try {
-      read_run_info(h5.string());  // throws unless /h5md/creator is tiersim
-    } catch (const Error&) {
-      return "its snapshots.h5 was not written by tiersim";
-    }
-    return "";
-  }
-  if (fs::is_directory(dir / "snapshots.d", ec)) return "";
-  return "it holds no snapshots.h5 written by tiersim";
-}
-
-void prepare_out_dir(const std::string& dir, bool force, const std::function<std::string(const fs::path&)>& why_not) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
-    if (!fs::is_empty(dir, ec)) {
-      if (!force) throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
-      const std::string why = why_not(dir);
-      if (!why.empty())
-        throw Error(dir + ": not replaced: --force replaces only an empty directory or a tiersim run, and " + why);
-      // Entry by entry: the directory itself stays (it may be the working directory).
-      std::vector<fs::path> entries;
-      for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
-      for (const auto& e : entries) {
-        fs::remove_all(e, ec);
-        if (ec) throw Error(e.string() + ": cannot remove the old output: " + ec.message());
-      }
-    }
-  }
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
-  const std::string probe = (fs::path(dir) / ".tiersim-write-test").string();
-  if (!std::ofstream(probe)) throw Error(dir + ": output directory is not writable");
-  fs::remove(probe, ec);
-}
-
-namespace {
 
 std::string observables_text(const Observables& obs) {
   std::string s;
@@ -158,156 +62,6 @@ void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapsh
   throw Error("step " + std::to_string(step) + ": non-finite values in " + where +
               "; run stopped, last good snapshot at step " + std::to_string(last_good_snapshot) +
               " (dt too large or an unstable setup?)");
-}
-
-// One profiled step: the hardware counters of each kernel launch beside the telemetry's cost
-// model of the same launch (matched in launch order). The step's event timings are not kept:
-// under CUPTI's kernel replay they time the replays.
-class CounterLog {
- public:
-  CounterLog(std::string path) : path_(std::move(path)) {}
-  void add(std::int64_t step, const std::vector<KernelRecord>& recs, const std::vector<KernelCounters>& hw) {
-    const bool fresh = !std::ifstream(path_).good();
-    std::ofstream f(path_, std::ios::app);
-    if (fresh)
-      f << "step,kernel,cuda_functions,launches,strategy,bytes_compulsory,bytes_modelled,dram_read_bytes,"
-           "dram_write_bytes,dram_bytes,modelled_over_dram,l2_hit_rate,duration_ms\n";
-    // One telemetry record can cover several CUDA launches (a halo fill launches one kernel per
-    // axis): consecutive launches of the same function form a group, and groups pair with the
-    // records in launch order. Where the two still do not line up, launches are listed alone.
-    struct Group {
-      std::string function;
-      int launches = 0;
-      double rd = 0, wr = 0, hit_weighted = 0, ms = 0;
-    };
-    std::vector<Group> groups;
-    for (const auto& k : hw) {
-      if (groups.empty() || groups.back().function != k.kernel)
-        groups.push_back({k.kernel});
-      Group& g = groups.back();
-      ++g.launches;
-      g.rd += k.dram_read_bytes, g.wr += k.dram_write_bytes, g.ms += k.duration_ms;
-      g.hit_weighted += k.l2_hit_rate * k.duration_ms;
-    }
-    if (groups.size() != recs.size()) {
-      groups.clear();
-      for (const auto& k : hw)
-        groups.push_back({k.kernel, 1, k.dram_read_bytes, k.dram_write_bytes, k.l2_hit_rate * k.duration_ms, k.duration_ms});
-      if (!warned_)
-        std::fprintf(stderr, "tiersim: counters: %zu launches profiled for %zu telemetry records at step %lld: "
-                     "listed unpaired\n", hw.size(), recs.size(), (long long)step);
-      warned_ = true;
-    }
-    char buf[1024];
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      const Group& g = groups[i];
-      const KernelRecord* r = groups.size() == recs.size() ? &recs[i] : nullptr;
-      const double dram = g.rd + g.wr, hit = g.ms > 0 ? g.hit_weighted / g.ms : 0;
-      std::string fn = g.function;
-      for (char& ch : fn)
-        if (ch == ',' || ch == '"') ch = ';';
-      std::snprintf(buf, sizeof buf, "%lld,%s,\"%s\",%d,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.6g\n", (long long)step,
-                    r ? r->kernel.c_str() : "", fn.c_str(), g.launches, r ? r->strategy.c_str() : "",
-                    r ? r->bytes_compulsory : 0.0, r ? r->bytes_modelled : 0.0, g.rd, g.wr, dram,
-                    r && dram > 0 ? r->bytes_modelled / dram : 0.0, hit, g.ms);
-      f << buf;
-      if (r) rows_.push_back({r->kernel, r->bytes_compulsory, r->bytes_modelled, dram, hit});
-    }
-  }
-  // Per kernel: modelled bytes against the DRAM bytes the counters saw (last profiled step).
-  std::string table() const {
-    std::string out = "hardware counters: kernel, compulsory MB, modelled MB, DRAM MB (CUPTI), modelled/DRAM, L2 hit\n";
-    char buf[256];
-    for (const auto& r : rows_) {
-      std::snprintf(buf, sizeof buf, "  %-34s %10.2f %10.2f %10.2f %8.3f %7.1f%%\n", r.kernel.c_str(), r.compulsory / 1e6,
-                    r.modelled / 1e6, r.dram / 1e6, r.dram > 0 ? r.modelled / r.dram : 0.0, 100 * r.l2_hit);
-      out += buf;
-    }
-    return out;
-  }
-
- private:
-  struct Row {
-    std::string kernel;
-    double compulsory, modelled, dram, l2_hit;
-  };
-  std::string path_;
-  bool warned_ = false;
-  std::vector<Row> rows_;
-};
-
-// Keys a restart may change: how far the run goes and how often it writes what. Any other change
-// would not continue the same run (time = step * dt against the checkpoint's clock, fp64 data
-// under /parameters that say fp32, ...).
-bool restart_may_change(const std::string& key) {
-  static const char* const kKeys[] = {"run.steps",           "run.snapshot_every", "run.diagnostics_every",
-                                      "run.checkpoint_every", "run.telemetry",      "run.telemetry_every"};
-  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
-}
-
-// The shortest text that reads back as the same double.
-std::string shortest_text(double v) {
-  char b[32];
-  for (int digits = 6; digits <= 17; ++digits) {
-    std::snprintf(b, sizeof b, "%.*g", digits, v);
-    if (std::strtod(b, nullptr) == v) break;
-  }
-  return b;
-}
-
-// A key's value as text, to compare two cases and to name the values in a message.
-std::string value_text(const Case& c, const KeySpec& k) {
-  switch (k.type) {
-    case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
-    case KeySpec::Type::Float: return shortest_text(c.get_float(k.key));
-    case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
-    default: return "\"" + c.get_string(k.key) + "\"";
-  }
-}
-
-// The case a restart continues with: the checkpoint's own, with overrides only of the keys a
-// restart may change (an override that repeats the stored value is harmless and allowed).
-Case restart_case(const std::string& dir, const Checkpoint& ckpt, const std::vector<std::string>& overrides) {
-  const std::string source = (fs::path(dir) / "case.toml").string();
-  const Case stored = Case::parse(ckpt.case_toml, source);
-  Case c = Case::parse(ckpt.case_toml, source, overrides);
-  for (const KeySpec& k : case_schema())
-    if (!restart_may_change(k.key) && value_text(c, k) != value_text(stored, k))
-      throw Error("--restart " + dir + ": " + k.key + " cannot change when a run continues (" + value_text(stored, k) +
-                  " in its checkpoint, " + value_text(c, k) +
-                  " asked); a restart takes only run.steps (--steps), run.snapshot_every, run.diagnostics_every, "
-                  "run.checkpoint_every, run.telemetry and run.telemetry_every");
-  return c;
-}
-
-// The checkpoint must be of the run that snapshots.h5 indexes (its /parameters hold the case the
-// run started with): SnapshotFile::resume truncates that index and deletes step files, so a
-// checkpoint copied from another run (another grid, a wave checkpoint in an N-body run) would
-// destroy data or mix two runs. Model, precision and problem size are compared first (the likely
-// mix-ups, named as such), then every other key but those a restart may change. The step proves
-// nothing either way: a checkpoint lies ahead of the index's last snapshot when
-// run.checkpoint_every falls between snapshots, and behind it when the run was killed between a
-// snapshot and its checkpoint or checkpoints less often than it snapshots (resume drops the later
-// snapshots); only a step past run.steps is wrong, and that is checked with the case.
-void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInfo& info) {
-  const std::string ck = (fs::path(dir) / "checkpoint.h5").string(), h5 = (fs::path(dir) / "snapshots.h5").string();
-  auto mismatch = [&](const std::string& what, const std::string& in_ckpt, const std::string& in_h5) {
-    return Error(ck + ": not of the run in " + h5 + ": " + what + " " + in_ckpt + " in the checkpoint, " + in_h5 +
-                 " in its /parameters; nothing was changed");
-  };
-  if (ckpt.model != info.model) throw mismatch("model", ckpt.model, info.model);
-  const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, h5 + " /parameters");
-  static const char* const kFirst[] = {"run.model", "stencil.equation", "strategy.precision", "nbody.count",
-                                       "grid.n",    "grid.nx",          "grid.ny",            "grid.nz"};
-  std::vector<const KeySpec*> order;
-  for (const char* key : kFirst)
-    for (const KeySpec& k : case_schema())
-      if (k.key == key) order.push_back(&k);
-  for (const KeySpec& k : case_schema())
-    if (std::find(order.begin(), order.end(), &k) == order.end()) order.push_back(&k);
-  for (const KeySpec* k : order)
-    if (!restart_may_change(k->key) && value_text(mine, *k) != value_text(theirs, *k))
-      throw mismatch(k->key + " =", value_text(mine, *k), value_text(theirs, *k));
 }
 
 std::int64_t env_int(const char* name, std::int64_t fallback) {
