@@ -23,9 +23,10 @@ namespace {
 
 struct BenchNbodyOptions {
   std::vector<long long> sizes{65536, 262144, 1048576};
-  std::vector<std::string> layouts{"aos", "soa", "aosoa", "float4"};
-  std::vector<std::string> tilings{"none", "shared"};
-  std::vector<std::string> precisions{"fp32", "fp64"};
+  // Every value of each flag's table (base/strategy.hpp) unless told otherwise.
+  std::vector<std::string> layouts = flag_names<Layout>();
+  std::vector<std::string> tilings = flag_names<Tiling>();
+  std::vector<std::string> precisions = flag_names<Precision>();
   std::vector<std::string> fp64_layouts{"float4"};
   long long stream_size = 1LL << 24;
   int reps = 5, warmup = 1;
@@ -191,9 +192,9 @@ void register_bench_nbody(CLI::App& bench) {
   auto o = std::make_shared<BenchNbodyOptions>();
   CLI::App* sub = bench.add_subcommand("nbody", "N-body force, kick and drift kernels on the GPU");
   sub->add_option("--sizes", o->sizes, "body counts for the force kernels")->delimiter(',')->capture_default_str();
-  sub->add_option("--layouts", o->layouts, "aos, soa, aosoa, float4")->delimiter(',')->capture_default_str();
-  sub->add_option("--tilings", o->tilings, "none, shared")->delimiter(',')->capture_default_str();
-  sub->add_option("--precision", o->precisions, "fp32, fp64")->delimiter(',')->capture_default_str();
+  sub->add_option("--layouts", o->layouts, flag_choices<Layout>(", "))->delimiter(',')->capture_default_str();
+  sub->add_option("--tilings", o->tilings, flag_choices<Tiling>(", "))->delimiter(',')->capture_default_str();
+  sub->add_option("--precision", o->precisions, flag_choices<Precision>(", "))->delimiter(',')->capture_default_str();
   sub->add_option("--fp64-layouts", o->fp64_layouts, "layouts measured in fp64 ('all': as --layouts)")
       ->delimiter(',')
       ->capture_default_str();

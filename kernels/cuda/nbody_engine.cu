@@ -8,9 +8,9 @@
 // positions and masses (x y z m) of every body: each of the n/block blocks streams all n of
 // them (--tiling none: every thread loads every j-body from L1/L2; --tiling shared: each block
 // stages them tile by tile into shared memory, so every block still reads all of them once).
-// soa: the first four arrays (x, y, z, m) are contiguous; float4: the posm array; aos and
-// aosoa interleave positions with velocities and accelerations, so the window covers the whole
-// store. The window is set once on the engine's stream and covers every launch (kick and
+// Where they sit is the layout's (View::hot_bytes, layouts/particles.hpp): soa's first four
+// arrays, float4's posm array; aos and aosoa interleave positions with velocities and
+// accelerations, so the window covers the whole store. The window is set once on the engine's stream and covers every launch (kick and
 // drift included: drift's position writes then land in persisting lines the next force
 // evaluation reads).
 #include <cuda_runtime.h>
@@ -62,7 +62,7 @@ class CudaNbodyEngine final : public NbodyEngine {
     scratch_.allocate(scratch, "diagnostics reduction scratch");
     scratch_bytes_ = scratch;
     dview_ = View(store_.data(), n);
-    l2_.target(store_.data(), hot_bytes(n));
+    l2_.target(store_.data(), View::hot_bytes(std::size_t(n)));
   }
 
   int size() const override { return n_; }
@@ -111,13 +111,6 @@ class CudaNbodyEngine final : public NbodyEngine {
 
   std::vector<KernelRecord> take_records(bool wait) override { return timer_.take_records(wait); }
 
-  // Bytes of the hot set (x y z m of every body) from the start of the store, by layout.
-  static std::size_t hot_bytes(int n) {
-    if constexpr (View::layout == Layout::SoA) return 4 * View::stride(std::size_t(n));
-    else if constexpr (View::layout == Layout::Float4) return View::stride(std::size_t(n));
-    else return View::bytes(std::size_t(n));  // aos, aosoa: positions interleaved with the rest
-  }
-
  private:
   Strategy s_;
   int n_;
@@ -131,7 +124,8 @@ class CudaNbodyEngine final : public NbodyEngine {
   // restores the limit), then the stream.
   cuda::OwnedStream owned_stream_{cudaStreamNonBlocking};
   cudaStream_t stream_ = owned_stream_.get();
-  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes(n_), "the N-body positions", s_.tuning};
+  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, View::hot_bytes(std::size_t(n_)),
+                     "the N-body positions", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
 };
 

@@ -157,17 +157,6 @@ void launch_k(bool shared, const View& v, const ForceLaunch& fl, typename View::
 
 }  // namespace
 
-double sector_bytes_per_record(std::size_t record, std::size_t offset, std::size_t len) {
-  // Arrays start 256-byte aligned; 1024 records cover every phase of record vs sector.
-  const std::size_t records = 1024, sector = 32;
-  std::vector<bool> touched((records * record + sector - 1) / sector + 1, false);
-  for (std::size_t r = 0; r < records; ++r) {
-    const std::size_t lo = r * record + offset, hi = lo + len;
-    for (std::size_t s = lo / sector; s * sector < hi; ++s) touched[s] = true;
-  }
-  return double(std::count(touched.begin(), touched.end(), true)) * sector / double(records);
-}
-
 ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const NbodyTuning& tuning) {
   const int max_block = max_force_block(precision);
   if (tuning.block != 0 && (tuning.block < 32 || tuning.block > max_block || tuning.block % 32 != 0))
@@ -222,13 +211,13 @@ void launch_nbody_forces(const View& v, Tiling tiling, double eps2, double G, co
   // broadcast request per warp per body, served by L1/L2), at the sector cost of the layout;
   // plus the i-bodies' positions read and accelerations written once.
   const double n = v.n;
-  const double jb = modelled_bytes_per_body<View>(kX, 4);
+  const double jb = View::moved_bytes(field_mask(kX, 4));
   const int warps_per_block = (fl.block + 31) / 32;
   const double streams = shared ? double(fl.grid) : double(fl.grid) * warps_per_block;
   rec.kernel = shared ? "nbody_forces_shared" : "nbody_forces_global";
   rec.bytes_compulsory = n * 4.0 * sizeof(T) + n * 3.0 * sizeof(T);
-  rec.bytes_modelled = streams * n * jb + n * modelled_bytes_per_body<View>(kX, 3) +
-                       n * modelled_bytes_per_body<View>(kAX, 3);
+  rec.bytes_modelled = streams * n * jb + n * View::moved_bytes(field_mask(kX, 3)) +
+                       n * View::moved_bytes(field_mask(kAX, 3));
   rec.flops = kFlopsPerInteraction * n * n;
   rec.work = n * n;
   rec.work_unit = "interactions";
@@ -247,14 +236,8 @@ void launch_nbody_potential(const View& v, double eps2, double* phi, cudaStream_
   template void launch_nbody_forces<V>(const V&, Tiling, double, double, const NbodyTuning&, cudaStream_t,     \
                                        KernelRecord&);                                                         \
   template void launch_nbody_potential<V>(const V&, double, double*, cudaStream_t);
-TIERSIM_INSTANTIATE_FORCES(AoSView<float>)
-TIERSIM_INSTANTIATE_FORCES(SoAView<float>)
-TIERSIM_INSTANTIATE_FORCES(AoSoAView<float>)
-TIERSIM_INSTANTIATE_FORCES(Float4View<float>)
-TIERSIM_INSTANTIATE_FORCES(AoSView<double>)
-TIERSIM_INSTANTIATE_FORCES(SoAView<double>)
-TIERSIM_INSTANTIATE_FORCES(AoSoAView<double>)
-TIERSIM_INSTANTIATE_FORCES(Float4View<double>)
+TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_FORCES, float)
+TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_FORCES, double)
 #undef TIERSIM_INSTANTIATE_FORCES
 
 }  // namespace tiersim::cuda

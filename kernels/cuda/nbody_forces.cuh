@@ -40,33 +40,4 @@ void launch_nbody_forces(const View& bodies, Tiling tiling, double eps2, double 
 template <class View>
 void launch_nbody_potential(const View& bodies, double eps2, double* phi, cudaStream_t stream);
 
-// Average bytes per record of the 32-byte sectors touched when a warp reads `len` bytes at
-// `offset` of consecutive records of `record` bytes (the memory system moves whole sectors).
-double sector_bytes_per_record(std::size_t record, std::size_t offset, std::size_t len);
-
-// Field numbers in the order every layout stores them: x y z m vx vy vz ax ay az.
-enum BodyField : int { kX = 0, kY, kZ, kM, kVX, kVY, kVZ, kAX, kAY, kAZ };
-
-// Cost model: bytes per body that the memory system moves when consecutive threads touch the
-// fields [first, first + count) of consecutive bodies in this layout.
-//  soa, aosoa: exactly the fields (each field is its own coalesced array or 32-lane segment);
-//  float4:     whole 4-wide vectors (x y z m | vx vy vz - | ax ay az -);
-//  aos:        the 32-byte sectors of the 10-field records that the fields fall in.
-template <class View>
-double modelled_bytes_per_body(int first, int count) {
-  using T = typename View::scalar;
-  if constexpr (View::layout == Layout::AoS) {
-    return sector_bytes_per_record(10 * sizeof(T), std::size_t(first) * sizeof(T), std::size_t(count) * sizeof(T));
-  } else if constexpr (View::layout == Layout::Float4) {
-    int groups = 0;
-    for (int g = 0; g < 3; ++g) {
-      const int lo = g == 0 ? 0 : (g == 1 ? kVX : kAX), hi = g == 0 ? kVX : (g == 1 ? kAX : kAZ + 1);
-      if (first < hi && first + count > lo) ++groups;
-    }
-    return double(groups) * 4.0 * sizeof(T);
-  } else {
-    return double(count) * sizeof(T);
-  }
-}
-
 }  // namespace tiersim::cuda

@@ -2,6 +2,7 @@
 // kernels/physics/gravity.hpp) and the diagnostics reduction with CUB.
 #include <cuda_runtime.h>
 
+#include <bit>
 #include <cub/device/device_reduce.cuh>
 #include <string>
 #include <thrust/iterator/counting_iterator.h>
@@ -60,24 +61,14 @@ struct DiagOfBody {
 template <class View>
 using DiagIter = thrust::transform_iterator<DiagOfBody<View>, thrust::counting_iterator<int>, DiagSums>;
 
+// Kick and drift: each reads two groups of fields (mask `read`) and writes one (mask `written`).
 template <class View>
-void fill_stream_record(KernelRecord& rec, const char* kernel, int n, int first_read, int count_read,
-                        int first_read2, int count_read2, int first_write, int count_write) {
+void fill_stream_record(KernelRecord& rec, const char* kernel, int n, unsigned read, unsigned written) {
   using T = typename View::scalar;
   const double nn = n;
   rec.kernel = kernel;
-  rec.bytes_compulsory = nn * double(count_read + count_read2 + count_write) * sizeof(T);
-  if constexpr (View::layout == Layout::AoS) {
-    // The two read ranges are adjacent in an AoS record (pos|m|vel or vel|acc): one span.
-    const int lo = std::min(first_read, first_read2);
-    const int hi = std::max(first_read + count_read, first_read2 + count_read2);
-    rec.bytes_modelled = nn * (modelled_bytes_per_body<View>(lo, hi - lo) +
-                               modelled_bytes_per_body<View>(first_write, count_write));
-  } else {
-    rec.bytes_modelled = nn * (modelled_bytes_per_body<View>(first_read, count_read) +
-                               modelled_bytes_per_body<View>(first_read2, count_read2) +
-                               modelled_bytes_per_body<View>(first_write, count_write));
-  }
+  rec.bytes_compulsory = nn * double(std::popcount(read) + std::popcount(written)) * sizeof(T);
+  rec.bytes_modelled = nn * (View::moved_bytes(read) + View::moved_bytes(written));
   rec.flops = 6.0 * nn;  // 3 FMA
   rec.work = nn;
   rec.work_unit = "bodies";
@@ -93,7 +84,7 @@ void launch_nbody_kick(const View& v, double dt, cudaStream_t stream, KernelReco
     TIERSIM_CUDA_CHECK_LAUNCH("nbody_kick_kernel", "n=" + std::to_string(v.n));
   }
   // reads vel and acc, writes vel
-  fill_stream_record<View>(rec, "nbody_kick", v.n, kVX, 3, kAX, 3, kVX, 3);
+  fill_stream_record<View>(rec, "nbody_kick", v.n, field_mask(kVX, 3) | field_mask(kAX, 3), field_mask(kVX, 3));
 }
 
 template <class View>
@@ -104,7 +95,7 @@ void launch_nbody_drift(const View& v, double dt, cudaStream_t stream, KernelRec
     TIERSIM_CUDA_CHECK_LAUNCH("nbody_drift_kernel", "n=" + std::to_string(v.n));
   }
   // reads pos and vel, writes pos
-  fill_stream_record<View>(rec, "nbody_drift", v.n, kX, 3, kVX, 3, kX, 3);
+  fill_stream_record<View>(rec, "nbody_drift", v.n, field_mask(kX, 3) | field_mask(kVX, 3), field_mask(kX, 3));
 }
 
 template <class View>
@@ -145,14 +136,8 @@ NbodyDiagnostics reduce_nbody_diagnostics(const View& v, const double* phi, doub
   template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                                                  \
   template NbodyDiagnostics reduce_nbody_diagnostics<V>(const V&, const double*, double, void*, std::size_t,     \
                                                         cudaStream_t);
-TIERSIM_INSTANTIATE_INTEGRATE(AoSView<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(SoAView<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(AoSoAView<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(Float4View<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(AoSView<double>)
-TIERSIM_INSTANTIATE_INTEGRATE(SoAView<double>)
-TIERSIM_INSTANTIATE_INTEGRATE(AoSoAView<double>)
-TIERSIM_INSTANTIATE_INTEGRATE(Float4View<double>)
+TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, float)
+TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, double)
 #undef TIERSIM_INSTANTIATE_INTEGRATE
 
 }  // namespace tiersim::cuda

@@ -111,7 +111,13 @@ Strategy strategy(Layout l, Precision p, Tiling t) {
   return s;
 }
 
-const Layout kLayouts[] = {Layout::AoS, Layout::SoA, Layout::AoSoA, Layout::Float4};
+// Every layout of the --layout table.
+std::vector<Layout> all_layouts() {
+  std::vector<Layout> v;
+  for (const auto& l : Flag<Layout>::values) v.push_back(l.value);
+  return v;
+}
+const std::vector<Layout> kLayouts = all_layouts();
 
 // ---- forces: every tiling x layout x precision x N ----------------------------------------
 using ForceParam = std::tuple<Tiling, Layout, Precision, int>;

@@ -127,14 +127,15 @@ TEST_P(NbodyCpuVariants, MomentumConservedToRounding) {
   EXPECT_LT(std::fabs(d.momentum.x) + std::fabs(d.momentum.y) + std::fabs(d.momentum.z), tol);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyCpuVariants,
-                         ::testing::Values(Variant{Layout::AoS, Precision::Fp32}, Variant{Layout::SoA, Precision::Fp32},
-                                           Variant{Layout::AoSoA, Precision::Fp32},
-                                           Variant{Layout::Float4, Precision::Fp32},
-                                           Variant{Layout::AoS, Precision::Fp64}, Variant{Layout::SoA, Precision::Fp64},
-                                           Variant{Layout::AoSoA, Precision::Fp64},
-                                           Variant{Layout::Float4, Precision::Fp64}),
-                         variant_name);
+// Every layout of the --layout table, in each precision.
+std::vector<Variant> all_variants() {
+  std::vector<Variant> v;
+  for (Precision p : {Precision::Fp32, Precision::Fp64})
+    for (const auto& l : Flag<Layout>::values) v.push_back({l.value, p});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyCpuVariants, ::testing::ValuesIn(all_variants()), variant_name);
 
 class NbodyCpuPrecisions : public ::testing::TestWithParam<Precision> {};
 
@@ -142,9 +143,9 @@ TEST_P(NbodyCpuPrecisions, AllLayoutsGiveTheSameTrajectory) {
   const int n = 200;
   const Bodies b = make_plummer(n, 1.0, 1.0, 1.0, 5);
   std::vector<Bodies> finals;
-  for (Layout l : {Layout::SoA, Layout::AoS, Layout::AoSoA, Layout::Float4}) {
+  for (const auto& l : Flag<Layout>::values) {
     Strategy s;
-    s.layout = l;
+    s.layout = l.value;
     s.precision = GetParam();
     auto e = make_nbody_cpu(s, n, {1.0, 0.05});
     e->upload(b);
