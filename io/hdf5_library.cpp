@@ -61,7 +61,9 @@ std::string hdf5_error_reason() {
 }
 
 void silence_hdf5_errors() {
-  static const bool done = [] {
+  // Per thread: a thread-safe HDF5 keeps an error stack (and its printing) per thread, and the
+  // output thread writes files too.
+  thread_local const bool done = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();

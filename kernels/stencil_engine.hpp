@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/physics/stencil.hpp"
+#include "kernels/staging.hpp"
 #include "layouts/grid.hpp"
 #include "base/strategy.hpp"
 #include "base/kernel_record.hpp"
@@ -56,6 +57,10 @@ class StencilEngine {
   // Interior values, x fastest, nx*ny*nz of them.
   virtual void upload(int field, const std::vector<double>& interior) = 0;
   virtual std::vector<double> download(int field) = 0;
+  // Starts copying the interior of `field` in the engine's precision (x fastest) into dst, which
+  // holds points() scalars and outlives the copy; on the GPU it returns at once (the copy crosses
+  // the link on a copy stream while the steps go on: kernels/staging.hpp).
+  virtual std::unique_ptr<CopyInFlight> stage(int field, void* dst) = 0;
   // One time step: fill the halos (boundary condition), update every interior point.
   virtual void step(double dt) = 0;
   // Adds `value` to field 0 at interior point (i, j, k) (the wave equation's point source).

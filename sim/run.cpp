@@ -11,9 +11,12 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
+#include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
 #include "io/xdmf.hpp"
 #include "kernels/device_info.hpp"
@@ -25,6 +28,7 @@
 #include "sim/output_dir.hpp"
 #include "sim/progress.hpp"
 #include "sim/restart_validation.hpp"
+#include "sim/run_breakdown.hpp"
 #include "sim/telemetry.hpp"
 
 namespace tiersim {
@@ -72,6 +76,7 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 }  // namespace
 
 RunResult run_case(const RunOptions& o) {
+  const auto t_start = std::chrono::steady_clock::now();
   // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
   // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
   // snapshots.h5, the overrides, the state the checkpoint holds.
@@ -97,6 +102,7 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
+  const int output_slots = int(c.get_int("run.output_slots"));
   // time = step * dt up to the last step must be a number (run.dt = 1e308 over 100 steps is not).
   if (!std::isfinite(dt * double(steps)))
     throw Error("run.dt = " + shortest_text(dt) + " over run.steps = " + std::to_string(steps) +
@@ -160,6 +166,8 @@ RunResult run_case(const RunOptions& o) {
     else telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
   }
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
+  // Device-to-host copies are rated against the pinned link, measured once per device.
+  const double link_gbs = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
 
   RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),
                TIERSIM_VERSION, device};
@@ -200,34 +208,88 @@ RunResult run_case(const RunOptions& o) {
   // On a restart, the last snapshot the index kept: with run.checkpoint_every between snapshots
   // the checkpoint's step has none.
   std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
-  // Host time spent writing output, kept out of seconds_per_step. (Each writer first waits for
-  // the device, so what is left is the stepping itself, up to the last step's diagnostics.)
-  double output_seconds = 0;
-  auto timed = [&](auto&& f) {
+  RunBreakdown wall;
+  wall.slots = output_slots;
+  wall.timing_every = s.tuning.timing_every;
+  auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    into += seconds(t0);
   };
-  auto checkpoint = [&] {
-    if (!o.state_output) return;
-    timed([&] { write_checkpoint(dir, Checkpoint{step, time, model->name(), c.effective_toml(), model->save_state()}); });
-  };
+  bool in_steady_state = false;
   // Records carry the step that launched them; reading them without waiting (wait = false)
   // lets the host run ahead of the GPU instead of meeting it at every step.
   auto collect = [&](bool wait) {
     // With run.telemetry_every = N only every N-th step is timed and recorded.
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
-      if (at % s.tuning.timing_every == 0) telemetry.add(at, r);
+      if (at % s.tuning.timing_every != 0) continue;
+      if (in_steady_state) wall.kernels += r.ms * 1e-3;
+      telemetry.add(at, r);
     }
   };
+
+  // Output behind the computation: the state is staged on this thread (on the GPU the copies are
+  // only issued), the output thread waits for the copies and writes the step file, the index and
+  // the checkpoint. Telemetry rows of the copies and file writes come back through `done`.
+  std::mutex done_mu;
+  std::vector<StepRecord> done;
+  std::shared_ptr<SnapshotFile> out_shared(std::move(out));
+  SnapshotFile& index = *out_shared;
+  // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
+  // from the loop still leaves every staged snapshot written).
+  OutputQueue queue(output_slots);
+  auto emit = [&](bool snap, bool ckpt) {
+    if (!o.state_output) {
+      if (snap) wall.writer_wait += queue.submit([&index] { index.commit(); });
+      return;
+    }
+    std::shared_ptr<StagedOutput> staged;
+    timed(wall.staging, [&] { staged = model->stage_output(step, time); });
+    const std::int64_t at = step;
+    const double t = time;
+    Checkpoint head{at, t, model->name(), c.effective_toml(), {}};
+    wall.snapshots += snap, wall.checkpoints += ckpt;
+    wall.writer_wait += queue.submit(
+        [&, staged, snap, ckpt, at, head = std::move(head)]() mutable {
+          std::vector<KernelRecord> recs = staged->wait();
+          for (auto& r : recs) r.ceiling_gbs = link_gbs;
+          const auto t0 = std::chrono::steady_clock::now();
+          if (snap) {
+            staged->write_snapshot(index);
+            index.commit();
+          }
+          if (ckpt) {
+            head.state = staged->state();
+            write_checkpoint(dir, head);
+          }
+          KernelRecord w;
+          w.kernel = "write_output";
+          w.strategy = std::string(snap ? "snapshot" : "") + (snap && ckpt ? "+" : "") + (ckpt ? "checkpoint" : "");
+          w.ms = seconds(t0) * 1e3;
+          w.bytes_compulsory = w.bytes_modelled = w.work = staged->bytes() * ((snap ? 1 : 0) + (ckpt ? 1 : 0));
+          w.work_unit = "bytes";
+          w.ceiling_gbs = -1;  // no disk figure to compare with
+          recs.push_back(std::move(w));
+          std::lock_guard<std::mutex> lk(done_mu);
+          for (auto& r : recs) done.push_back({at, std::move(r)});
+        },
+        true);
+  };
+  auto take_done = [&] {
+    std::lock_guard<std::mutex> lk(done_mu);
+    for (auto& d : done) {
+      if (d.rec.kernel == "write_output") wall.bytes_written += d.rec.bytes_compulsory;
+      telemetry.add(d.step, d.rec);
+    }
+    done.clear();
+  };
   auto snapshot = [&] {
-    timed([&] {
-      if (o.state_output) model->write_snapshot(*out, step, time);
-      out->commit();
-      collect(true);
-      telemetry.append_csv(telemetry_csv);
-    });
+    emit(true, false);
+    collect(false);
+    take_done();
+    telemetry.append_csv(telemetry_csv);
     last_snapshot = step;
   };
 
@@ -237,15 +299,16 @@ RunResult run_case(const RunOptions& o) {
   else telemetry.add(0, model->take_records());
 
   Progress progress(o.quiet, step, steps);
-  const auto wall0 = std::chrono::steady_clock::now();
   if (!restart) {
-    out->write_observables(0, 0.0, obs);
-    snapshot();
-    checkpoint();
+    queue.submit([&index, obs] { index.write_observables(0, 0.0, obs); });
+    emit(true, true);
+    collect(false);
+    telemetry.append_csv(telemetry_csv);
   }
 
   const std::int64_t first_step = step;
-  output_seconds = 0;
+  wall.startup = seconds(t_start);
+  in_steady_state = true;
   const auto loop0 = std::chrono::steady_clock::now();
   while (step < steps) {
     if (step == inject_nan_at) model->inject_nan(step);
@@ -263,24 +326,29 @@ RunResult run_case(const RunOptions& o) {
     time = step * dt;
     if (profiled) counter_log->add(step, model->take_records(true), counters->end());
     else collect(false);
+    queue.rethrow();  // an output error ends the run here, with its line
     const bool last = step == steps || g_stop_signal != 0;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
+    const bool ckpt = snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
     if (diag) {
-      obs = model->observe();
-      cons = model->conservation(obs);
-      timed([&] {
+      timed(wall.diagnostics, [&] {
+        obs = model->observe();
+        cons = model->conservation(obs);
         check_finite(*model, step, last_snapshot, observables_text(obs));
-        out->write_observables(step, time, obs);
       });
-    } else if (snap) {
-      timed([&] { check_finite(*model, step, last_snapshot, ""); });
+      queue.submit([&index, step = step, time = time, obs] { index.write_observables(step, time, obs); });
+    } else if (snap || ckpt) {
+      // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
+      timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
     }
-    if (snap) snapshot();
-    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0) {
-      // Never a checkpoint with a NaN in it: it would replace the last good one.
-      if (!diag && !snap) timed([&] { check_finite(*model, step, last_snapshot, ""); });
-      checkpoint();
+    if (snap) {
+      emit(true, ckpt);
+      take_done();
+      telemetry.append_csv(telemetry_csv);
+      last_snapshot = step;
+    } else if (ckpt) {
+      emit(false, true);
     }
     progress.update(step, time, cons, last);
     if (g_stop_signal != 0) break;
@@ -288,39 +356,47 @@ RunResult run_case(const RunOptions& o) {
   progress.finish();
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
-
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
   collect(true);
-  const double per_step = step > first_step ? (loop - output_seconds) / double(step - first_step) : 0.0;
+  in_steady_state = false;
+  wall.steady = seconds(loop0);
+  wall.steps = step - first_step;
+
+  const auto flush0 = std::chrono::steady_clock::now();
+  queue.drain();
+  take_done();
+  wall.writer_busy = queue.busy_seconds();
   telemetry.append_csv(telemetry_csv);
-  char wall_text[64], cons_text[64], per_step_text[64];
-  std::snprintf(wall_text, sizeof wall_text, "%.6g", wall);
-  std::snprintf(per_step_text, sizeof per_step_text, "%.6g", per_step);
+  index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
+  index.commit();
+  wall.final_flush = seconds(flush0);
+  char cons_text[64];
   std::snprintf(cons_text, sizeof cons_text, "%.6g", cons.second);
+  const double per_step = wall.steps > 0 ? wall.steady / double(wall.steps) : 0.0;
+  char per_step_text[64];
+  std::snprintf(per_step_text, sizeof per_step_text, "%.6g", per_step);
   telemetry.write_summary_json((fs::path(dir) / "summary.json").string(),
                                {{"model", "\"" + model->name() + "\""},
                                 {"strategy", "\"" + model->strategy_name() + "\""},
                                 {"device", "\"" + device + "\""},
                                 {"steps", std::to_string(step)},
                                 {"restarted_from_step", restart ? std::to_string(ckpt.step) : "null"},
-                                {"wall_seconds", wall_text},
+                                {"wall_seconds", std::to_string(wall.total())},
                                 {"seconds_per_step", per_step_text},
+                                {"wall", wall.json()},
+                                {"pinned_link_gbs", std::to_string(link_gbs)},
                                 {"conservation_name", "\"" + cons.first + "\""},
                                 {"conservation_value", cons_text},
                                 {"interrupted", g_stop_signal ? "true" : "false"}});
-  out->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
-  out->commit();
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
     if (counter_log) std::printf("%s(every profiled step in counters.csv)\n", counter_log->table().c_str());
+    char conservation[96];
+    std::snprintf(conservation, sizeof conservation, "%s = %+.3e", cons.first.c_str(), cons.second);
     // The steps this process took (a restart names the steps it continued from).
     const std::string from =
-        restart ? " (" + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
-    std::printf("%s %lld steps%s in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
-                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
-                wall, 1e3 * per_step, cons.first.c_str(), cons.second);
+        restart ? " (steps " + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
+    std::printf("%s", wall.text(std::string(g_stop_signal ? "stopped after" : "finished"), conservation + from).c_str());
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
   RunResult result;
@@ -328,7 +404,7 @@ RunResult run_case(const RunOptions& o) {
   result.out_dir = dir;
   result.strategy = model->strategy_name();
   result.steps = step;
-  result.wall_seconds = wall;
+  result.wall_seconds = wall.total();
   result.telemetry = std::move(telemetry);
   return result;
 }

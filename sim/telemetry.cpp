@@ -22,6 +22,11 @@ namespace {
 double per_s(double amount, double ms) { return ms > 0 ? amount / (ms * 1e-3) : 0.0; }
 }  // namespace
 
+double Telemetry::pct_of_ceiling(const KernelRecord& r, double gbs) const {
+  const double ceiling = r.ceiling_gbs > 0 ? r.ceiling_gbs : r.ceiling_gbs < 0 ? 0 : peak_gbs_;
+  return ceiling > 0 ? 100.0 * gbs / ceiling : 0.0;
+}
+
 namespace {
 const char* kCsvHeader =
     "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
@@ -37,7 +42,7 @@ void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
     std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
                   static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
                   r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9,
-                  peak_gbs_ > 0 ? 100.0 * gbs / peak_gbs_ : 0.0, r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
+                  pct_of_ceiling(r, gbs), r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
                   r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0, r.l2_window_bytes,
                   r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
     f << buf;
@@ -120,7 +125,7 @@ std::vector<Telemetry::Summary> Telemetry::summarize() const {
     s.bytes_compulsory = recs.front()->bytes_compulsory;
     s.bytes_modelled = recs.front()->bytes_modelled;
     s.gbs = per_s(s.bytes_compulsory, s.median_ms) * 1e-9;
-    s.pct_peak = peak_gbs_ > 0 ? 100.0 * s.gbs / peak_gbs_ : 0.0;
+    s.pct_peak = pct_of_ceiling(*recs.front(), s.gbs);
     s.gflops = per_s(recs.front()->flops, s.median_ms) * 1e-9;
     s.work_per_s = per_s(recs.front()->work, s.median_ms);
     out.push_back(s);
@@ -140,7 +145,9 @@ std::string Telemetry::summary_table() const {
                   s.work_unit.c_str());
     os << buf;
   }
-  std::snprintf(buf, sizeof buf, "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s)\n",
+  std::snprintf(buf, sizeof buf,
+                "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s; device-to-host copies "
+                "against the pinned link)\n",
                 peak_gbs_, peak_source_.c_str());
   os << buf;
   if (ceiling_gflops_ > 0) {

@@ -60,6 +60,7 @@ class Telemetry {
   std::vector<Row> rows_;
   std::size_t csv_appended_ = 0;
   void write_rows(std::ostream& f, std::size_t from) const;
+  double pct_of_ceiling(const KernelRecord& r, double gbs) const;
 };
 
 }  // namespace tiersim

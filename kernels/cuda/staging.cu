@@ -95,7 +95,7 @@ class EventCopy final : public CopyInFlight {
 
 }  // namespace
 
-Stager::Stager(cudaStream_t compute, int slots) : compute_(compute), slots_(std::size_t(slots < 1 ? 1 : slots)) {
+Stager::Stager(cudaStream_t compute) : compute_(compute) {
   TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "output copy stream");
 }
 
@@ -116,11 +116,17 @@ std::unique_ptr<CopyInFlight> Stager::stage_box(const void* base, std::size_t el
                                                 std::size_t nx, std::size_t ny, std::size_t nz, void* dst,
                                                 const char* what) {
   const std::size_t bytes = nx * ny * nz * elem;
-  Slot& slot = slots_[next_];
-  next_ = (next_ + 1) % slots_.size();
-  // The slot's previous copy to the host must be done before its packed buffer is refilled.
-  if (slot.done) TIERSIM_CUDA_CHECK(cudaEventSynchronize(slot.done), what);
-  else TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming), what);
+  // A packed buffer whose last copy to the host is done, else a new one.
+  Slot* free_slot = nullptr;
+  for (Slot& s : slots_)
+    if (cudaEventQuery(s.done) == cudaSuccess && (!free_slot || s.packed.bytes() >= bytes)) free_slot = &s;
+  (void)cudaGetLastError();  // cudaEventQuery's cudaErrorNotReady is not an error
+  if (!free_slot) {
+    slots_.emplace_back();
+    free_slot = &slots_.back();
+    TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&free_slot->done, cudaEventDisableTiming), what);
+  }
+  Slot& slot = *free_slot;
   if (slot.packed.bytes() < bytes) {
     slot.packed = DeviceBuffer();
     slot.packed.allocate(bytes, std::string("output staging for ") + what);

@@ -22,8 +22,9 @@ namespace tiersim::cuda {
 
 class Stager {
  public:
-  // `slots`: packed device staging buffers kept (one per snapshot in flight).
-  Stager(cudaStream_t compute, int slots);
+  // Packed device buffers are kept and reused once their copy to the host is done; there are as
+  // many as there are copies in flight (the output queue bounds that).
+  explicit Stager(cudaStream_t compute);
   ~Stager();
   Stager(const Stager&) = delete;
   Stager& operator=(const Stager&) = delete;
@@ -45,7 +46,6 @@ class Stager {
   cudaStream_t compute_;
   cudaStream_t copy_ = nullptr;
   std::vector<Slot> slots_;
-  std::size_t next_ = 0;
 };
 
 }  // namespace tiersim::cuda

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/l2_window.cuh"
@@ -107,6 +108,14 @@ class StencilCuda final : public StencilEngine {
       for (int j = 0; j < p_.ny; ++j)
         for (int i = 0; i < p_.nx; ++i) v[(std::size_t(k) * p_.ny + j) * p_.nx + i] = double(hv(i, j, k));
     return v;
+  }
+
+  std::unique_ptr<CopyInFlight> stage(int field, void* dst) override {
+    check_field(field, std::size_t(p_.points()));
+    const std::size_t r = std::size_t(p_.radius);
+    return stager_.stage_box(grid_base(cur_[field]), sizeof(T), std::size_t(spec_.pitch), std::size_t(spec_.plane()),
+                             std::size_t(spec_.xoff), r, r, std::size_t(p_.nx), std::size_t(p_.ny), std::size_t(p_.nz),
+                             dst, "stencil field");
   }
 
   void step(double dt) override {
@@ -294,6 +303,7 @@ class StencilCuda final : public StencilEngine {
   cudaStream_t stream_ = owned_stream_.get();
   cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
+  cuda::Stager stager_{stream_};
 };
 
 }  // namespace
