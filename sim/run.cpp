@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
@@ -295,21 +296,22 @@ RunResult run_case(const RunOptions& o) {
   collect(true);
   const double per_step = step > first_step ? (loop - output_seconds) / double(step - first_step) : 0.0;
   telemetry.append_csv(telemetry_csv);
-  char wall_text[64], cons_text[64], per_step_text[64];
-  std::snprintf(wall_text, sizeof wall_text, "%.6g", wall);
-  std::snprintf(per_step_text, sizeof per_step_text, "%.6g", per_step);
-  std::snprintf(cons_text, sizeof cons_text, "%.6g", cons.second);
-  telemetry.write_summary_json((fs::path(dir) / "summary.json").string(),
-                               {{"model", "\"" + model->name() + "\""},
-                                {"strategy", "\"" + model->strategy_name() + "\""},
-                                {"device", "\"" + device + "\""},
-                                {"steps", std::to_string(step)},
-                                {"restarted_from_step", restart ? std::to_string(ckpt.step) : "null"},
-                                {"wall_seconds", wall_text},
-                                {"seconds_per_step", per_step_text},
-                                {"conservation_name", "\"" + cons.first + "\""},
-                                {"conservation_value", cons_text},
-                                {"interrupted", g_stop_signal ? "true" : "false"}});
+  // summary.json: what the run was and where its time went, then the telemetry's summary.
+  nlohmann::ordered_json summary;
+  summary["model"] = model->name();
+  summary["strategy"] = model->strategy_name();
+  summary["device"] = device;
+  summary["steps"] = step;
+  summary["restarted_from_step"] = restart ? nlohmann::ordered_json(ckpt.step) : nlohmann::ordered_json(nullptr);
+  summary["interrupted"] = g_stop_signal != 0;
+  summary["wall_seconds"] = wall;
+  summary["seconds_per_step"] = per_step;
+  summary["conservation_name"] = cons.first;
+  summary["conservation_value"] = cons.second;  // null when not finite
+  summary.update(telemetry.summary_json());
+  // Invalid UTF-8 (a device name, say) is replaced rather than refused: the summary is always written.
+  write_file_atomically((fs::path(dir) / "summary.json").string(),
+                        summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   out->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
   out->commit();
 
