@@ -1,7 +1,13 @@
 #include "sim/case.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -29,6 +35,7 @@ struct TomlInternalAssert {
 #endif
 
 #include "base/error.hpp"
+#include "base/printable.hpp"
 
 namespace tiersim {
 namespace {
@@ -138,7 +145,7 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
           if (c == v) return quote(v);
           allowed += (allowed.empty() ? "" : "|") + c;
         }
-        throw Error(prefix + "unknown value '" + v + "' (expected " + allowed + ")");
+        throw Error(prefix + "unknown value '" + printable(v, 40) + "' (expected " + allowed + ")");
       }
       return quote(v);
     }
@@ -225,16 +232,62 @@ const Case::Value& Case::find(const std::string& key) const {
   return const_cast<Case*>(this)->find(key);
 }
 
+namespace {
+
+// A case file is a few kB; anything much larger is not one (and is not read whole into memory).
+constexpr std::size_t kMaxCaseBytes = std::size_t(1) << 20;
+
+const char* file_kind(mode_t m) {
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a file";
+}
+
+// The text of the case file `path`: only a regular file (after following links) of at most
+// kMaxCaseBytes. A link to /dev/zero or /dev/urandom, a FIFO or a device would be read without end.
+std::string read_case_file(const std::string& path) {
+  auto cannot_open = [&](int e) { return Error(path + ": cannot open case file: " + std::strerror(e)); };
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw cannot_open(errno);
+  if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a case file");
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + ": not a regular file (" + file_kind(st.st_mode) + "); a case file is read from a regular file only");
+  // O_NONBLOCK: were the file swapped for a FIFO since, opening it must not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw cannot_open(errno);
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) throw cannot_open(errno);
+    if (!S_ISREG(st.st_mode))
+      throw Error(path + ": not a regular file (" + file_kind(st.st_mode) + "); a case file is read from a regular file only");
+    auto too_large = [&](std::uintmax_t bytes) {
+      return Error(path + ": " + std::to_string(bytes) + " bytes, larger than a case file may be (" +
+                   std::to_string(kMaxCaseBytes) + " bytes)");
+    };
+    if (std::uintmax_t(st.st_size) > kMaxCaseBytes) throw too_large(std::uintmax_t(st.st_size));
+    char buf[65536];
+    for (;;) {
+      const ssize_t r = ::read(fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw Error(path + ": cannot read case file: " + std::strerror(errno));
+      if (r == 0) break;
+      text.append(buf, std::size_t(r));
+      if (text.size() > kMaxCaseBytes) throw too_large(text.size());  // grew while being read
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
 Case Case::load(const std::string& path, const std::vector<std::string>& overrides) {
-  // A directory opens as an empty stream: refused here, not reported as a case with no keys.
-  // (Other non-regular files are read: `tiersim run <(...)` passes a pipe.)
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a case file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open case file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse(ss.str(), path, overrides);
+  return parse(read_case_file(path), path, overrides);
 }
 
 Case Case::parse(const std::string& text, const std::string& source_name, const std::vector<std::string>& overrides) {

@@ -243,7 +243,8 @@ void register_compare(CLI::App& app, CompareOptions& o) {
       ->allow_extra_args(false);
   c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
   c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
-  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)");
+  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty path") : std::string(); }, "DIR"));
   c->add_flag("--force", o.force, "replace an existing output directory");
   c->add_flag("!--no-chart", o.chart, "do not draw compare.png");
 }

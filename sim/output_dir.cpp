@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "io/snapshots.hpp"
+#include "io/snapshot_readers.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;

@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
 #include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
-#include "io/xdmf.hpp"
+#include "io/atomic_file.hpp"
+#include "io/snapshot_readers.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -285,13 +287,6 @@ RunResult run_case(const RunOptions& o) {
     }
     done.clear();
   };
-  auto snapshot = [&] {
-    emit(true, false);
-    collect(false);
-    take_done();
-    telemetry.append_csv(telemetry_csv);
-    last_snapshot = step;
-  };
 
   // Kernels run while setting up (the initial force evaluation) belong to step 0; on a restart
   // they were only the fresh model's set-up, replaced by the checkpoint, and are dropped.
@@ -369,24 +364,24 @@ RunResult run_case(const RunOptions& o) {
   index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
   index.commit();
   wall.final_flush = seconds(flush0);
-  char cons_text[64];
-  std::snprintf(cons_text, sizeof cons_text, "%.6g", cons.second);
-  const double per_step = wall.steps > 0 ? wall.steady / double(wall.steps) : 0.0;
-  char per_step_text[64];
-  std::snprintf(per_step_text, sizeof per_step_text, "%.6g", per_step);
-  telemetry.write_summary_json((fs::path(dir) / "summary.json").string(),
-                               {{"model", "\"" + model->name() + "\""},
-                                {"strategy", "\"" + model->strategy_name() + "\""},
-                                {"device", "\"" + device + "\""},
-                                {"steps", std::to_string(step)},
-                                {"restarted_from_step", restart ? std::to_string(ckpt.step) : "null"},
-                                {"wall_seconds", std::to_string(wall.total())},
-                                {"seconds_per_step", per_step_text},
-                                {"wall", wall.json()},
-                                {"pinned_link_gbs", std::to_string(link_gbs)},
-                                {"conservation_name", "\"" + cons.first + "\""},
-                                {"conservation_value", cons_text},
-                                {"interrupted", g_stop_signal ? "true" : "false"}});
+  // summary.json: what the run was and where its time went, then the telemetry's summary.
+  nlohmann::ordered_json summary;
+  summary["model"] = model->name();
+  summary["strategy"] = model->strategy_name();
+  summary["device"] = device;
+  summary["steps"] = step;
+  summary["restarted_from_step"] = restart ? nlohmann::ordered_json(ckpt.step) : nlohmann::ordered_json(nullptr);
+  summary["interrupted"] = g_stop_signal != 0;
+  summary["wall_seconds"] = wall.total();
+  summary["seconds_per_step"] = wall.steps > 0 ? wall.steady / double(wall.steps) : 0.0;
+  summary["wall"] = wall.json();
+  summary["pinned_link_gbs"] = link_gbs;
+  summary["conservation_name"] = cons.first;
+  summary["conservation_value"] = cons.second;  // null when not finite
+  summary.update(telemetry.summary_json());
+  // Invalid UTF-8 (a device name, say) is replaced rather than refused: the summary is always written.
+  write_file_atomically((fs::path(dir) / "summary.json").string(),
+                        summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());

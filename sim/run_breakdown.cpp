@@ -37,18 +37,25 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
   return s;
 }
 
-std::string RunBreakdown::json() const {
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "{\"total_seconds\": %.6g, \"startup_seconds\": %.6g, \"steady_seconds\": %.6g, "
-                "\"final_flush_seconds\": %.6g, \"steps_per_second\": %.6g, \"kernel_seconds\": %.6g, "
-                "\"kernel_share_of_steady\": %.6g, \"kernels_timed_every\": %lld, \"diagnostics_seconds\": %.6g, "
-                "\"staging_seconds\": %.6g, \"writer_wait_seconds\": %.6g, \"writer_busy_seconds\": %.6g, "
-                "\"bytes_written\": %.0f, \"snapshots\": %d, \"checkpoints\": %d, \"output_slots\": %d}",
-                total(), startup, steady, final_flush, steady > 0 ? double(steps) / steady : 0.0, kernels_all_steps(),
-                kernel_share(), static_cast<long long>(timing_every), diagnostics, staging, writer_wait, writer_busy,
-                bytes_written, snapshots, checkpoints, slots);
-  return buf;
+nlohmann::ordered_json RunBreakdown::json() const {
+  nlohmann::ordered_json j;
+  j["total_seconds"] = total();
+  j["startup_seconds"] = startup;
+  j["steady_seconds"] = steady;
+  j["final_flush_seconds"] = final_flush;
+  j["steps_per_second"] = steady > 0 ? double(steps) / steady : 0.0;
+  j["kernel_seconds"] = kernels_all_steps();
+  j["kernel_share_of_steady"] = kernel_share();
+  j["kernels_timed_every"] = timing_every;
+  j["diagnostics_seconds"] = diagnostics;
+  j["staging_seconds"] = staging;
+  j["writer_wait_seconds"] = writer_wait;
+  j["writer_busy_seconds"] = writer_busy;
+  j["bytes_written"] = bytes_written;
+  j["snapshots"] = snapshots;
+  j["checkpoints"] = checkpoints;
+  j["output_slots"] = slots;
+  return j;
 }
 
 }  // namespace tiersim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace tiersim {
@@ -30,8 +31,8 @@ struct RunBreakdown {
   double kernel_share() const { return steady > 0 ? kernels_all_steps() / steady : 0; }
   // The lines printed after the summary table; `verb` is "finished" or "stopped after".
   std::string text(const std::string& verb, const std::string& conservation) const;
-  // JSON object text for summary.json's "wall".
-  std::string json() const;
+  // summary.json's "wall".
+  nlohmann::ordered_json json() const;
 };
 
 }  // namespace tiersim

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "base/error.hpp"
 
 namespace tiersim {
@@ -158,26 +160,28 @@ std::string Telemetry::summary_table() const {
   return os.str();
 }
 
-void Telemetry::write_summary_json(const std::string& path, const std::map<std::string, std::string>& extra) const {
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write summary file " + path);
-  f << "{\n";
-  for (const auto& [k, v] : extra) f << "  \"" << k << "\": " << v << ",\n";
-  f << "  \"copy_bandwidth_gbs\": " << peak_gbs_ << ",\n  \"copy_bandwidth_source\": \"" << peak_source_
-    << "\",\n  \"compute_ceiling_gflops\": " << ceiling_gflops_ << ",\n  \"compute_ceiling_source\": \""
-    << ceiling_source_ << "\",\n  \"kernels\": [\n";
-  const auto sums = summarize();
-  for (std::size_t i = 0; i < sums.size(); ++i) {
-    const auto& s = sums[i];
-    f << "    {\"kernel\": \"" << s.kernel << "\", \"strategy\": \"" << s.strategy << "\", \"launches\": " << s.launches
-      << ", \"median_ms\": " << s.median_ms << ", \"total_ms\": " << s.total_ms
-      << ", \"bytes_compulsory\": " << s.bytes_compulsory << ", \"bytes_modelled\": " << s.bytes_modelled
-      << ", \"gbs\": " << s.gbs << ", \"pct_copy_bandwidth\": " << s.pct_peak << ", \"gflops\": " << s.gflops
-      << ", \"work_per_s\": " << s.work_per_s << ", \"work_unit\": \"" << s.work_unit << "\"}"
-      << (i + 1 < sums.size() ? ",\n" : "\n");
-  }
-  f << "  ]\n}\n";
-  if (!f) throw Error("writing summary file " + path + " failed (disk full?)");
+nlohmann::ordered_json Telemetry::summary_json() const {
+  nlohmann::ordered_json j;
+  j["copy_bandwidth_gbs"] = peak_gbs_;
+  j["copy_bandwidth_source"] = peak_source_;
+  j["compute_ceiling_gflops"] = ceiling_gflops_;
+  j["compute_ceiling_source"] = ceiling_source_;
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const auto& s : summarize())
+    kernels.push_back({{"kernel", s.kernel},
+                       {"strategy", s.strategy},
+                       {"launches", s.launches},
+                       {"median_ms", s.median_ms},
+                       {"total_ms", s.total_ms},
+                       {"bytes_compulsory", s.bytes_compulsory},
+                       {"bytes_modelled", s.bytes_modelled},
+                       {"gbs", s.gbs},
+                       {"pct_copy_bandwidth", s.pct_peak},
+                       {"gflops", s.gflops},
+                       {"work_per_s", s.work_per_s},
+                       {"work_unit", s.work_unit}});
+  j["kernels"] = std::move(kernels);
+  return j;
 }
 
 }  // namespace tiersim

@@ -111,7 +111,7 @@ TEST(CaseFile, MissingFileNamesThePath) {
     Case::load("/nonexistent/dir/case.toml");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/dir/case.toml: cannot open case file");
+    EXPECT_STREQ(e.what(), "/nonexistent/dir/case.toml: cannot open case file: No such file or directory");
   }
 }
 
