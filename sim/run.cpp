@@ -4,10 +4,8 @@
 
 #include <omp.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -27,15 +25,13 @@
 #include "sim/output_dir.hpp"
 #include "sim/progress.hpp"
 #include "sim/restart_validation.hpp"
+#include "sim/stop_signal.hpp"
 #include "sim/telemetry.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 std::string observables_text(const Observables& obs) {
   std::string s;
@@ -87,6 +83,7 @@ RunResult run_case(const RunOptions& o) {
     check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
+  raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
   s.backend = resolve_backend(s.backend, &why);
@@ -147,6 +144,15 @@ RunResult run_case(const RunOptions& o) {
     return done;
   }
 
+  // A stop asked for while setting up: nothing was written yet, and nothing will be.
+  if (const int sig = stop_signal()) {
+    if (!o.silent)
+      std::fprintf(stderr, "tiersim: stopped by %s before the run started; nothing was written\n", signal_name(sig));
+    RunResult stopped;
+    stopped.exit_code = 128 + sig;
+    return stopped;
+  }
+
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
   if (!restart) prepare_out_dir(dir, o.force, why_not_replaceable);
 
@@ -181,9 +187,6 @@ RunResult run_case(const RunOptions& o) {
                  restart ? ("restart at step " + std::to_string(ckpt.step) + " of ").c_str() : "",
                  static_cast<long long>(steps), dt, dir.c_str());
 
-  g_stop_signal = 0;
-  auto old_int = std::signal(SIGINT, on_stop_signal);
-  auto old_term = std::signal(SIGTERM, on_stop_signal);
   const std::int64_t inject_nan_at = env_int("TIERSIM_INJECT_NAN_AT_STEP", -1);  // tests only
 
   // Hardware counters for one step every N (CUDA only); where they cannot be read, say so once.
@@ -247,6 +250,7 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::int64_t first_step = step;
+  bool interrupted = false;  // stopped by a signal before run.steps
   output_seconds = 0;
   const auto loop0 = std::chrono::steady_clock::now();
   while (step < steps) {
@@ -265,10 +269,15 @@ RunResult run_case(const RunOptions& o) {
     time = step * dt;
     if (profiled) counter_log->add(step, model->take_records(true), counters->end());
     else collect(false);
-    const bool last = step == steps || g_stop_signal != 0;
+    // The stop request is read once: the same answer makes this step the last one (its diagnostics,
+    // snapshot and checkpoint) and ends the loop. A signal arriving after this line is seen after
+    // the next step, which then ends the same way.
+    const bool stop = stop_signal() != 0;
+    const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
     if (diag) {
+      raise_test_signal("diagnostics", step);
       obs = model->observe();
       cons = model->conservation(obs);
       timed([&] {
@@ -285,11 +294,12 @@ RunResult run_case(const RunOptions& o) {
       checkpoint();
     }
     progress.update(step, time, cons, last);
-    if (g_stop_signal != 0) break;
+    if (stop) {
+      interrupted = step < steps;
+      break;
+    }
   }
   progress.finish();
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
@@ -303,7 +313,7 @@ RunResult run_case(const RunOptions& o) {
   summary["device"] = device;
   summary["steps"] = step;
   summary["restarted_from_step"] = restart ? nlohmann::ordered_json(ckpt.step) : nlohmann::ordered_json(nullptr);
-  summary["interrupted"] = g_stop_signal != 0;
+  summary["interrupted"] = interrupted;
   summary["wall_seconds"] = wall;
   summary["seconds_per_step"] = per_step;
   summary["conservation_name"] = cons.first;
@@ -322,12 +332,15 @@ RunResult run_case(const RunOptions& o) {
     const std::string from =
         restart ? " (" + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
     std::printf("%s %lld steps%s in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
-                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
+                interrupted ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
                 wall, 1e3 * per_step, cons.first.c_str(), cons.second);
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
+  if (interrupted && !o.silent)
+    std::fprintf(stderr, "tiersim: stopped by %s at step %lld: its snapshot, checkpoint and summary are written\n",
+                 signal_name(stop_signal()), static_cast<long long>(step));
   RunResult result;
-  result.exit_code = g_stop_signal ? 128 + g_stop_signal.load() : 0;
+  result.exit_code = interrupted ? 128 + stop_signal() : 0;
   result.out_dir = dir;
   result.strategy = model->strategy_name();
   result.steps = step;
