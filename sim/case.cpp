@@ -50,6 +50,15 @@ const char* type_name(KeySpec::Type t) {
   return "?";
 }
 
+// Which model each section belongs to; [run] and [strategy] belong to every run.
+struct SectionModel {
+  const char* section;
+  const char* model;
+};
+constexpr SectionModel kSectionModels[] = {{"nbody", "nbody"},  {"kepler", "nbody"}, {"collision", "nbody"},
+                                           {"galaxy", "nbody"}, {"grid", "stencil"}, {"stencil", "stencil"},
+                                           {"heat", "stencil"}, {"wave", "stencil"}, {"gray_scott", "stencil"}};
+
 const KeySpec* find_spec(const std::string& key) {
   for (const auto& s : case_schema())
     if (s.key == key) return &s;
@@ -95,14 +104,15 @@ std::string bound_text(KeySpec::Type type, double v) {
   return buf;
 }
 
+// A TOML string as toml++ writes it: one line, every control character escaped, unicode as it is.
+// (Escaping by hand missed control characters: a title with a BEL made the stored case unreadable.)
 std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (ch == '\n') { out += "\\n"; continue; }
-    out += ch;
-  }
-  return out + "\"";
+  toml::table t;
+  t.insert("v", s);
+  std::ostringstream os;
+  os << toml::toml_formatter(t, toml::format_flags::allow_unicode_strings);
+  const std::string line = os.str();
+  return line.substr(line.find('=') + 2);
 }
 
 // Checks a TOML node against its spec; returns the canonical text or throws with `where`.
@@ -223,6 +233,13 @@ std::string location(const std::string& file, const toml::node& n) {
 
 }  // namespace
 
+std::string key_model(const std::string& key) {
+  const std::string section = key.substr(0, key.find('.'));
+  for (const SectionModel& s : kSectionModels)
+    if (section == s.section) return s.model;
+  return "";
+}
+
 Case::Value& Case::find(const std::string& key) {
   for (auto& v : values_)
     if (v.spec->key == key) return v;
@@ -320,11 +337,21 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
       Value& v = c.find(key);
       v.text = canonical(*spec, node, location(source_name, node));
       v.given = true;
+      v.where = location(source_name, node);
     }
   }
   for (const auto& o : overrides) c.set_override(o);
   for (const auto& v : c.values_)
     if (v.text.empty()) throw Error(source_name + ": " + v.spec->key + ": missing required key");
+  // A key of the other model is a mistake (a [grid] section pasted into an N-body case): it would
+  // be ignored, so the run would not be the one the file describes.
+  const std::string model = c.get_string("run.model");
+  for (const auto& v : c.values_) {
+    const std::string owner = key_model(v.spec->key);
+    if (v.given && !owner.empty() && owner != model)
+      throw Error(v.where + v.spec->key + ": a key of run.model = \"" + owner + "\"; this case is run.model = \"" + model +
+                  "\" (remove the key, or change run.model)");
+  }
   return c;
 }
 
@@ -343,17 +370,18 @@ void Case::set(const std::string& key, const std::string& value_text) {
   try {
     t = toml::parse("v = " + value_text);
   } catch (const TomlInternalAssert&) {
-    throw Error("--set " + key + ": '" + value_text + "' is not valid TOML");
+    throw Error("--set " + key + ": '" + printable(value_text, 60) + "' is not valid TOML");
   } catch (const toml::parse_error&) {
     // Bare words are strings on the command line: --set strategy.layout=aos
     if (spec->type != KeySpec::Type::String) {
-      throw Error("--set " + key + ": '" + value_text + "' is not " + type_name(spec->type));
+      throw Error("--set " + key + ": '" + printable(value_text, 60) + "' is not " + type_name(spec->type));
     }
     t.insert_or_assign("v", value_text);
   }
   Value& v = find(key);
   v.text = canonical(*spec, *t.get("v"), "--set ");
   v.given = true;
+  v.where = "--set ";
 }
 
 namespace {
@@ -369,8 +397,11 @@ bool Case::was_given(const std::string& key) const { return find(key).given; }
 std::string Case::effective_toml() const {
   std::ostringstream os;
   os << "# effective case: " << source_ << " with overrides and defaults applied\n";
+  const std::string model = get_string("run.model");
   std::string section;
   for (const auto& v : values_) {
+    const std::string owner = key_model(v.spec->key);
+    if (!owner.empty() && owner != model) continue;
     const auto dot = v.spec->key.find('.');
     const std::string s = v.spec->key.substr(0, dot);
     if (s != section) {
@@ -452,9 +483,10 @@ std::string case_example_toml() {
      << " steps):\n"
         "#   tiersim run cases/example.toml\n"
         "# Command-line flags (--backend, --layout, --steps, ...) override the file, and --set\n"
-        "# section.key=value overrides both. Sections a model does not use are ignored by it: [kepler],\n"
-        "# [collision] and [galaxy] go with nbody.ic; [grid], [stencil] and one equation section with\n"
-        "# run.model = \"stencil\".\n";
+        "# section.key=value overrides both. A case holds the keys of its own model only, and a key of\n"
+        "# the other one is refused: [nbody], [kepler], [collision] and [galaxy] are run.model = \"nbody\"'s\n"
+        "# ([kepler], [collision] and [galaxy] go with nbody.ic); [grid], [stencil], [heat], [wave] and\n"
+        "# [gray_scott] are run.model = \"stencil\"'s (one equation section, with stencil.equation).\n";
   std::string section;
   for (const auto& s : case_schema()) {
     const auto dot = s.key.find('.');

@@ -17,6 +17,7 @@
 #include "base/printable.hpp"
 #include "base/strategy.hpp"
 #include "sim/run.hpp"
+#include "sim/stop_signal.hpp"
 
 namespace {
 
@@ -113,6 +114,9 @@ const tiersim::KeySpec& key_spec(const std::string& key) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First thing: from here on SIGINT and SIGTERM are requests that a run honours where stopping
+  // leaves everything whole (sim/stop_signal.hpp), never a silent death in the middle of set-up.
+  tiersim::install_stop_handlers();
   CLI::App app{"tiersim: N-body and stencil simulations that make the GPU memory hierarchy visible"};
   app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
   app.require_subcommand(1);

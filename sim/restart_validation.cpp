@@ -35,7 +35,7 @@ std::string value_text(const Case& c, const KeySpec& k) {
     case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
     case KeySpec::Type::Float: return shortest_text(c.get_float(k.key));
     case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
-    default: return "\"" + c.get_string(k.key) + "\"";
+    default: return c.toml_text(k.key);  // quoted and escaped: never a raw control character
   }
 }
 

@@ -4,10 +4,8 @@
 
 #include <omp.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -31,15 +29,13 @@
 #include "sim/progress.hpp"
 #include "sim/restart_validation.hpp"
 #include "sim/run_breakdown.hpp"
+#include "sim/stop_signal.hpp"
 #include "sim/telemetry.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 std::string observables_text(const Observables& obs) {
   std::string s;
@@ -92,6 +88,7 @@ RunResult run_case(const RunOptions& o) {
     check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
+  raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
   s.backend = resolve_backend(s.backend, &why);
@@ -153,6 +150,15 @@ RunResult run_case(const RunOptions& o) {
     return done;
   }
 
+  // A stop asked for while setting up: nothing was written yet, and nothing will be.
+  if (const int sig = stop_signal()) {
+    if (!o.silent)
+      std::fprintf(stderr, "tiersim: stopped by %s before the run started; nothing was written\n", signal_name(sig));
+    RunResult stopped;
+    stopped.exit_code = 128 + sig;
+    return stopped;
+  }
+
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
   if (!restart) prepare_out_dir(dir, o.force, why_not_replaceable);
 
@@ -189,9 +195,6 @@ RunResult run_case(const RunOptions& o) {
                  restart ? ("restart at step " + std::to_string(ckpt.step) + " of ").c_str() : "",
                  static_cast<long long>(steps), dt, dir.c_str());
 
-  g_stop_signal = 0;
-  auto old_int = std::signal(SIGINT, on_stop_signal);
-  auto old_term = std::signal(SIGTERM, on_stop_signal);
   const std::int64_t inject_nan_at = env_int("TIERSIM_INJECT_NAN_AT_STEP", -1);  // tests only
 
   // Hardware counters for one step every N (CUDA only); where they cannot be read, say so once.
@@ -302,6 +305,7 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::int64_t first_step = step;
+  bool interrupted = false;  // stopped by a signal before run.steps
   wall.startup = seconds(t_start);
   in_steady_state = true;
   const auto loop0 = std::chrono::steady_clock::now();
@@ -322,11 +326,16 @@ RunResult run_case(const RunOptions& o) {
     if (profiled) counter_log->add(step, model->take_records(true), counters->end());
     else collect(false);
     queue.rethrow();  // an output error ends the run here, with its line
-    const bool last = step == steps || g_stop_signal != 0;
+    // The stop request is read once: the same answer makes this step the last one (its diagnostics,
+    // snapshot and checkpoint) and ends the loop. A signal arriving after this line is seen after
+    // the next step, which then ends the same way.
+    const bool stop = stop_signal() != 0;
+    const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
     const bool ckpt = snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
     if (diag) {
+      raise_test_signal("diagnostics", step);
       timed(wall.diagnostics, [&] {
         obs = model->observe();
         cons = model->conservation(obs);
@@ -346,11 +355,12 @@ RunResult run_case(const RunOptions& o) {
       emit(false, true);
     }
     progress.update(step, time, cons, last);
-    if (g_stop_signal != 0) break;
+    if (stop) {
+      interrupted = step < steps;
+      break;
+    }
   }
   progress.finish();
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
   collect(true);
   in_steady_state = false;
   wall.steady = seconds(loop0);
@@ -371,7 +381,7 @@ RunResult run_case(const RunOptions& o) {
   summary["device"] = device;
   summary["steps"] = step;
   summary["restarted_from_step"] = restart ? nlohmann::ordered_json(ckpt.step) : nlohmann::ordered_json(nullptr);
-  summary["interrupted"] = g_stop_signal != 0;
+  summary["interrupted"] = interrupted;
   summary["wall_seconds"] = wall.total();
   summary["seconds_per_step"] = wall.steps > 0 ? wall.steady / double(wall.steps) : 0.0;
   summary["wall"] = wall.json();
@@ -391,11 +401,14 @@ RunResult run_case(const RunOptions& o) {
     // The steps this process took (a restart names the steps it continued from).
     const std::string from =
         restart ? " (steps " + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
-    std::printf("%s", wall.text(std::string(g_stop_signal ? "stopped after" : "finished"), conservation + from).c_str());
+    std::printf("%s", wall.text(std::string(interrupted ? "stopped after" : "finished"), conservation + from).c_str());
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
+  if (interrupted && !o.silent)
+    std::fprintf(stderr, "tiersim: stopped by %s at step %lld: its snapshot, checkpoint and summary are written\n",
+                 signal_name(stop_signal()), static_cast<long long>(step));
   RunResult result;
-  result.exit_code = g_stop_signal ? 128 + g_stop_signal.load() : 0;
+  result.exit_code = interrupted ? 128 + stop_signal() : 0;
   result.out_dir = dir;
   result.strategy = model->strategy_name();
   result.steps = step;

@@ -59,6 +59,21 @@ refused "--steps beyond run.steps' range" "--steps: 10000000000000 is out of ran
 refused "--l2-persist-bytes beyond int64" "--l2-persist-bytes: 99999999999999999999 is out of range" \
   run "$CASE" --backend cpu --l2-persist-bytes 99999999999999999999 -q --out "$WORK/out"
 
+# ---- Keys of the other model --------------------------------------------------------------------
+printf '[run]\nmodel = "nbody"\ndt = 0.01\n[nbody]\ncount = 16\n[grid]\nn = 32\n' > "$WORK/nbody_grid.toml"
+printf '[run]\nmodel = "stencil"\ndt = 1e-5\n[grid]\nn = 8\n[nbody]\ncount = 16\n' > "$WORK/stencil_nbody.toml"
+printf '[run]\nmodel = "nbody"\ndt = 0.01\n[heat]\ndiffusivity = 2.0\n' > "$WORK/nbody_heat.toml"
+refused "[grid] in an N-body case" 'nbody_grid.toml:7: grid.n: a key of run.model = "stencil"; this case is run.model = "nbody"' \
+  run "$WORK/nbody_grid.toml" --backend cpu --out "$WORK/out"
+refused "[nbody] in a stencil case" 'stencil_nbody.toml:7: nbody.count: a key of run.model = "nbody"; this case is run.model = "stencil"' \
+  run "$WORK/stencil_nbody.toml" --backend cpu --out "$WORK/out"
+refused "[heat] in an N-body case" 'heat.diffusivity: a key of run.model = "stencil"' \
+  run "$WORK/nbody_heat.toml" --backend cpu --out "$WORK/out"
+refused "--set grid.n on an N-body case" '--set grid.n: a key of run.model = "stencil"; this case is run.model = "nbody"' \
+  run "$CASE" --backend cpu --set grid.n=32 --out "$WORK/out"
+refused "--set nbody.count on a stencil case" '--set nbody.count: a key of run.model = "nbody"' \
+  run "$HEAT" --backend cpu --set nbody.count=32 --out "$WORK/out"
+
 # ---- Case files that cannot be read, or must not be ---------------------------------------------
 refused "a missing case file" "missing.toml: cannot open case file: No such file or directory" \
   run "$WORK/missing.toml" --out "$WORK/out"
@@ -88,4 +103,33 @@ refused "control characters in a value" "control.toml:" run "$WORK/control.toml"
 printf '[run]\nmodel = "nbody"\ndt = 0.01\n[strategy]\nlayout = "s\\u0007oa"\n' > "$WORK/escaped.toml"
 refused "an escaped control character in a choice" "strategy.layout: unknown value" run "$WORK/escaped.toml" --out "$WORK/out"
 
+# ---- Titles with control characters, quotes, backslashes and unicode round-trip ---------------
+# The stored case (case.toml, /parameters) must read back as the same title, and a restart (which
+# reads the stored case) must work.
+title='bell\u0007 tab\t nl\n quote\" backslash\\ del\u007f e\u00e9 cjk\u4e2d emoji\U0001F600 esc\u001b[31m'
+if ! "$TIERSIM" run "$CASE" --backend cpu --set nbody.count=16 --steps 2 --set run.snapshot_every=1 -q \
+     --set "run.title=\"$title\"" --out "$WORK/title" >/dev/null 2>"$WORK/title.err"; then
+  echo "FAIL: a title with control characters: $(cat -v "$WORK/title.err")"; fail=1
+else
+  got=$(/usr/bin/python3 - "$WORK/title/case.toml" <<'PYEOF'
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    t = tomllib.load(f)["run"]["title"]
+print(t == 'bell\x07 tab\t nl\n quote" backslash\\ del\x7f e\u00e9 cjk\u4e2d emoji\U0001F600 esc\x1b[31m')
+PYEOF
+)
+  if [ "$got" != "True" ]; then echo "FAIL: case.toml does not read back as the same title: $got"; fail=1; fi
+  if ! "$TIERSIM" run --restart "$WORK/title" --steps 4 -q >/dev/null 2>"$WORK/title.err"; then
+    echo "FAIL: restart of a run with a control character in its title: $(cat -v "$WORK/title.err")"; fail=1
+  else
+    echo "ok: a title with control characters, quotes, backslashes and unicode round-trips and restarts"
+  fi
+  # A restart that would change the title names both values printably.
+  out=$("$TIERSIM" run --restart "$WORK/title" --steps 6 -q --set 'run.title="x\u0007y"' 2>&1 >/dev/null); rc=$?
+  if [ $rc -eq 0 ] || [[ "$out" != *"run.title cannot change"* ]] || printf '%s' "$out" | unprintable; then
+    echo "FAIL: a restart changing the title: rc=$rc $(printf '%s' "$out" | cat -v)"; fail=1
+  else
+    echo "ok: a restart changing the title is refused printably: $out"
+  fi
+fi
 exit $fail
