@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include "base/error.hpp"
 #include "base/strategy.hpp"
+#include "io/safe_files.hpp"
 #include "sim/output_dir.hpp"
 #include "sim/run.hpp"
 #include "sim/stop_signal.hpp"
@@ -179,7 +181,7 @@ int run_compare(const CompareOptions& o) {
   for (const auto& oc : outcomes)
     for (const auto& k : oc.kernel_order)
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
-  std::ofstream csv(fs::path(dir) / "compare.csv");
+  std::ostringstream csv;  // written whole at the end, by temp file + rename
   csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
          "speedup,copy_bandwidth_gbs,error\n";
   std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(),
@@ -212,7 +214,7 @@ int run_compare(const CompareOptions& o) {
       std::replace(err.begin(), err.end(), '"', '\'');
       csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << err << "\"\n";
     }
-  csv.close();
+  write_file_atomically((fs::path(dir) / "compare.csv").string(), csv.str());
   std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());
   if (o.chart) {
     const std::string script = plot_script();

@@ -14,7 +14,7 @@
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
-#include "io/atomic_file.hpp"
+#include "io/safe_files.hpp"
 #include "io/snapshot_readers.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
