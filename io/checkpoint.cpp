@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "io/hdf5_library.hpp"
+#include "io/safe_files.hpp"
 #include "base/error.hpp"
 
 namespace tiersim {
@@ -64,15 +65,16 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
 }  // namespace
 
 void write_checkpoint(const std::string& dir, const Checkpoint& c) {
-  const std::string final_path = (fs::path(dir) / "checkpoint.h5").string();
-  const std::string tmp = final_path + ".tmp";
+  const std::string final_path = (fs::path(dir) / kCheckpointName).string();
+  const std::string tmp = fresh_temporary_name(final_path);
   silence_hdf5_errors();
   try {
     Hdf5Handle fapl(hdf5_check(H5Pcreate(H5P_FILE_ACCESS), final_path, "cannot create"), H5Pclose);
     // The 1.10 file format: its superblock, object headers and chunk indexes carry checksums too
     // (the default, 1.0-compatible format has none: a damaged chunk address read as zeros).
     hdf5_check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), final_path, "cannot create");
-    Hdf5Handle file(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
+    // Exclusive: a link planted under the temporary name is an error, never written through.
+    Hdf5Handle file(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
             H5Fclose);
     write_into(file, c, final_path);
     hdf5_check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), final_path, "cannot write");
@@ -84,13 +86,8 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c) {
     throw;
   }
   // Make the data durable before the rename makes it the checkpoint.
-  if (FILE* f = std::fopen(tmp.c_str(), "rb")) {
-    fsync(fileno(f));
-    std::fclose(f);
-  }
-  std::error_code ec;
-  fs::rename(tmp, final_path, ec);
-  if (ec) throw Error(final_path + ": cannot replace checkpoint: " + ec.message());
+  sync_file(tmp);
+  publish(tmp, final_path);
 }
 
 // Every HDF5 call is checked: a damaged file is one line naming it and the object, never a
@@ -99,8 +96,13 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c) {
 Checkpoint read_checkpoint(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": no such run directory");
-  const std::string path = (fs::path(dir) / "checkpoint.h5").string();
-  if (!fs::exists(path, ec)) throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
+  const std::string path = (fs::path(dir) / kCheckpointName).string();
+  switch (path_type(path)) {
+    case PathType::File: break;
+    case PathType::Missing: throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
+    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links (not continuing from it)");
+    default: throw Error(path + ": not a regular file (not continuing from it)");
+  }
   const std::uintmax_t file_bytes = fs::file_size(path, ec);
   silence_hdf5_errors();
   const Hdf5Calls h5{path};

@@ -12,6 +12,8 @@
 
 namespace tiersim {
 
+inline constexpr const char* kCheckpointName = "checkpoint.h5";
+
 struct ModelState {
   std::vector<std::pair<std::string, std::vector<double>>> arrays;
   std::vector<std::pair<std::string, double>> scalars;

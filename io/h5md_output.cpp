@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "base/error.hpp"
-#include "io/atomic_file.hpp"
+#include "io/safe_files.hpp"
 #include "io/restart_pruning.hpp"
 #include "io/xdmf.hpp"
 
@@ -31,8 +31,7 @@ H5mdOutput::H5mdOutput(const std::string& dir, const RunInfo& info, bool double_
       if (ec) throw Error(p + ": cannot remove: " + ec.message());
     }
   }
-  fs::create_directory(step_dir, ec);
-  if (ec) throw Error(step_dir + ": cannot create: " + ec.message());
+  require_real_directory(step_dir, /*create=*/true);
 }
 
 H5mdOutput::H5mdOutput(const std::string& dir, bool xdmf)

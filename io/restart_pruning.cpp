@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "io/safe_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -119,9 +120,17 @@ SnapshotIndex kept_snapshots(const std::string& dir, std::int64_t keep_through_s
   const std::string h5_path = (fs::path(dir) / kIndexName).string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory (cannot continue a run there)");
-  if (!fs::exists(h5_path, ec)) throw Error(dir + ": not a tiersim run (no snapshots.h5)");
-  if (!fs::is_directory(fs::path(dir) / kStepDir, ec))
+  switch (path_type(h5_path)) {
+    case PathType::File: break;
+    case PathType::Missing: throw Error(dir + ": not a tiersim run (no snapshots.h5)");
+    case PathType::Link: throw Error(h5_path + ": is a symbolic link; a run's files are never links (not continuing it)");
+    default: throw Error(h5_path + ": not a regular file (not continuing it)");
+  }
+  const std::string step_dir = (fs::path(dir) / kStepDir).string();
+  if (path_type(step_dir) == PathType::Missing)
     throw Error(dir + ": not a tiersim run of this version (no " + kStepDir + "/ beside snapshots.h5)");
+  // Its step files are read, and the unnamed ones removed: only in the run's own directory.
+  require_real_directory(step_dir);
   SnapshotIndex ix;
   const Hdf5Calls h5{h5_path};
   Hdf5Handle f = open_for_reading(h5_path);
@@ -133,11 +142,14 @@ SnapshotIndex kept_snapshots(const std::string& dir, std::int64_t keep_through_s
 void remove_unnamed_step_files(const std::string& dir, const SnapshotIndex& index) {
   const std::vector<std::string> files = index.step_files();
   const std::set<std::string> named(files.begin(), files.end());
-  std::error_code ec;
   const fs::path sd = fs::path(dir) / kStepDir;
+  require_real_directory(sd.string());
+  std::error_code ec;
   for (const auto& e : fs::directory_iterator(sd, ec)) {
-    const std::string rel = std::string(kStepDir) + "/" + e.path().filename().string();
-    if (!named.count(rel)) fs::remove(e.path(), ec);
+    const std::string name = e.path().filename().string();
+    // Only step files (and their .tmp): anything else in snapshots.d/ is not tiersim's to delete.
+    if (!OwnedName::with_step(kStepDir, "step_", ".h5").matches(name)) continue;
+    if (!named.count(std::string(kStepDir) + "/" + name)) fs::remove(e.path(), ec);  // a link itself, not its target
   }
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "io/safe_files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -256,11 +257,12 @@ class IndexWriter {
 }  // namespace
 
 void write_snapshot_index(const std::string& h5_path, const SnapshotIndex& index) {
-  const std::string tmp = h5_path + ".tmp";
+  const std::string tmp = fresh_temporary_name(h5_path);
   const Hdf5Calls h5{h5_path};
   try {
     Hdf5Handle fapl = file_access_plist(h5_path);
-    Hdf5Handle f(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), h5_path, "cannot create"), H5Fclose);
+    // Exclusive: a link planted under the temporary name since is an error, never written through.
+    Hdf5Handle f(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), h5_path, "cannot create " + tmp), H5Fclose);
     IndexWriter(h5, index).write_index_into(f);
     hdf5_check_status(H5Fflush(f, H5F_SCOPE_LOCAL), h5_path, "cannot write");
     hdf5_check_status(f.close(), h5_path, "cannot write");  // its last write: never rename a file it failed
@@ -269,9 +271,7 @@ void write_snapshot_index(const std::string& h5_path, const SnapshotIndex& index
     fs::remove(tmp, ec);
     throw;
   }
-  std::error_code ec;
-  fs::rename(tmp, h5_path, ec);
-  if (ec) throw Error(h5_path + ": cannot rename " + tmp + " over it: " + ec.message());
+  publish(tmp, h5_path);
 }
 
 }  // namespace tiersim

@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/safe_files.hpp"
 #include "io/snapshot_index.hpp"
 
 namespace fs = std::filesystem;
@@ -20,9 +21,12 @@ hid_t StepFileWriter::open(std::int64_t step) {
   if (fs::exists(p, ec))
     throw Error(p + ": step " + std::to_string(step) +
                 " is already complete (write every array of a step before the next commit)");
-  const std::string tmp = p + ".tmp";
+  // snapshots.d/ must still be the run's own directory, and the file is created exclusively: a link
+  // under either name is refused, never written through.
+  require_real_directory((fs::path(dir_) / kStepDir).string());
+  const std::string tmp = fresh_temporary_name(p);
   Hdf5Handle fapl = file_access_plist(p);
-  file_ = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), p, "cannot create"), H5Fclose);
+  file_ = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), p, "cannot create " + tmp), H5Fclose);
   step_ = step;
   guarded([&] { Hdf5Calls{p}.numeric_attr<std::int64_t>(file_, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {step}); });
   return file_;
@@ -40,11 +44,11 @@ void StepFileWriter::close() {
     drop();
     throw Error(p + ": cannot write: " + why);
   }
-  std::error_code ec;
-  fs::rename(p + ".tmp", p, ec);
-  if (ec) {
+  try {
+    publish(p + ".tmp", p);
+  } catch (...) {
     drop();
-    throw Error(p + ": cannot rename " + p + ".tmp over it: " + ec.message());
+    throw;
   }
   step_ = -1;
 }

@@ -6,10 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include "base/error.hpp"
+#include "base/printable.hpp"
 #include "base/strategy.hpp"
+#include "io/safe_files.hpp"
 #include "sim/output_dir.hpp"
 #include "sim/run.hpp"
 #include "sim/stop_signal.hpp"
@@ -110,21 +113,54 @@ std::string plot_script() {
   return {};
 }
 
-// Why --force may not replace the non-empty directory `dir` of an earlier compare ("" where it
-// may): compare.csv, compare.png and one figures-only run directory per combination, nothing else.
+// What --force may replace in an earlier compare's directory: compare.csv, compare.png and one
+// figures-only run directory per combination (each a tiersim run by run_directory_names()), nothing
+// else; and it is a compare's only where tiersim's lock file is there.
+bool compare_file(const std::string& name) {
+  for (const char* n : {"compare.csv", "compare.png", kLockName})
+    if (OwnedName::exact("", n).matches(name)) return true;
+  return false;
+}
+
 std::string why_not_compare_output(const fs::path& dir) {
   std::error_code ec;
+  bool locked = false;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name == "compare.csv" || name == "compare.png") continue;
-    if (!it->is_directory(ec)) return "it holds '" + name + "', which is not tiersim compare output";
-    for (fs::directory_iterator sub(it->path(), ec), e2; !ec && sub != e2; sub.increment(ec))
-      if (!is_tiersim_output(sub->path().filename().string()))
-        return "it holds '" + (fs::path(name) / sub->path().filename()).string() + "', which is not tiersim output";
+    const std::string name = it->path().filename().string();
+    const PathType t = path_type(it->path().string());
+    if (t == PathType::File && compare_file(name)) {
+      locked = locked || name == kLockName;
+      continue;
+    }
+    if (t != PathType::Directory) return "it holds '" + printable(name) + "', which is not tiersim compare output";
+    if (fs::is_empty(it->path(), ec)) continue;
+    if (const std::string why = why_not_replaceable(it->path()); !why.empty())
+      return "its subdirectory '" + printable(name) + "' is not a tiersim run: " + why;
   }
   if (ec) return "cannot list it: " + ec.message();
-  if (!fs::exists(dir / "compare.csv", ec)) return "it holds no compare.csv";
+  if (!locked) return std::string("it holds no tiersim compare (no ") + kLockName + ")";
   return "";
+}
+
+// Deletes what why_not_compare_output() allowed (the lock file stays: it is held).
+void remove_compare_output(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
+  for (const fs::path& e : entries) {
+    const std::string name = e.filename().string();
+    std::error_code ec;
+    if (path_type(e.string()) == PathType::Directory) {
+      if (!fs::is_empty(e, ec)) {
+        const RunLock lock(e.string(), false, "the compare directory was not replaced");  // no run of it goes on
+        remove_run_files(e);
+        fs::remove(e / kLockName, ec);
+      }
+      fs::remove(e, ec);
+    } else if (name != kLockName) {
+      fs::remove(e, ec);
+    }
+    if (ec) throw Error(e.string() + ": cannot remove the old output: " + ec.message());
+  }
 }
 
 }  // namespace
@@ -132,7 +168,7 @@ std::string why_not_compare_output(const fs::path& dir) {
 int run_compare(const CompareOptions& o) {
   const auto combos = combinations(o);
   const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
-  prepare_out_dir(dir, o.force, why_not_compare_output);
+  const RunLock lock = prepare_out_dir(dir, o.force, why_not_compare_output, remove_compare_output);
 
   struct Outcome {
     Combination combo;
@@ -179,7 +215,7 @@ int run_compare(const CompareOptions& o) {
   for (const auto& oc : outcomes)
     for (const auto& k : oc.kernel_order)
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
-  std::ofstream csv(fs::path(dir) / "compare.csv");
+  std::ostringstream csv;  // written whole at the end, by temp file + rename
   csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
          "speedup,copy_bandwidth_gbs,error\n";
   std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(),
@@ -212,7 +248,7 @@ int run_compare(const CompareOptions& o) {
       std::replace(err.begin(), err.end(), '"', '\'');
       csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << err << "\"\n";
     }
-  csv.close();
+  write_file_atomically((fs::path(dir) / "compare.csv").string(), csv.str());
   std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());
   if (o.chart) {
     const std::string script = plot_script();

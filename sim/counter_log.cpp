@@ -1,14 +1,15 @@
 #include "sim/counter_log.hpp"
 
 #include <cstdio>
-#include <fstream>
+#include <sstream>
+
+#include "io/safe_files.hpp"
 
 namespace tiersim {
 
 void CounterLog::add(std::int64_t step, const std::vector<KernelRecord>& recs, const std::vector<KernelCounters>& hw) {
-  const bool fresh = !std::ifstream(path_).good();
-  std::ofstream f(path_, std::ios::app);
-  if (fresh)
+  std::ostringstream f;
+  if (path_type(path_) == PathType::Missing)
     f << "step,kernel,cuda_functions,launches,strategy,bytes_compulsory,bytes_modelled,dram_read_bytes,"
          "dram_write_bytes,dram_bytes,modelled_over_dram,l2_hit_rate,duration_ms\n";
   // One telemetry record can cover several CUDA launches (a halo fill launches one kernel per
@@ -52,6 +53,7 @@ void CounterLog::add(std::int64_t step, const std::vector<KernelRecord>& recs, c
     f << buf;
     if (r) rows_.push_back({r->kernel, r->bytes_compulsory, r->bytes_modelled, dram, hit});
   }
+  append_to_file(path_, f.str());  // to a regular file only, never through a link
 }
 
 std::string CounterLog::table() const {

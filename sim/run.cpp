@@ -17,7 +17,7 @@
 #include "io/checkpoint.hpp"
 #include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
-#include "io/atomic_file.hpp"
+#include "io/safe_files.hpp"
 #include "io/snapshot_readers.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
@@ -83,7 +83,14 @@ RunResult run_case(const RunOptions& o) {
   if (restart && !o.out_dir.empty())
     throw Error("--out cannot be used with --restart: the run continues in " + o.restart_dir);
   Checkpoint ckpt;
+  RunLock lock;
   if (restart) {
+    // First the lock: while another process writes the run, nothing of it is read or changed.
+    std::error_code ec;
+    if (!fs::is_directory(o.restart_dir, ec)) throw Error(o.restart_dir + ": no such run directory");
+    const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
+    if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
+      lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     ckpt = read_checkpoint(o.restart_dir);
     check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
   }
@@ -160,7 +167,8 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
-  if (!restart) prepare_out_dir(dir, o.force, why_not_replaceable);
+  // The directory's lock is held from before its first file is written or deleted to the end.
+  if (!restart) lock = prepare_out_dir(dir, o.force, why_not_replaceable, remove_run_files);
 
   const bool gpu = s.backend == Backend::Cuda;
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};

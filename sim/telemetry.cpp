@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/printable.hpp"
+#include "io/safe_files.hpp"
 
 namespace tiersim {
 
@@ -52,27 +54,30 @@ void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
 }
 
 void Telemetry::write_csv(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write telemetry file " + path);
+  std::ostringstream f;
   f << kCsvHeader;
   write_rows(f, 0);
-  if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+  write_file_atomically(path, f.str());
 }
 
 void Telemetry::append_csv(const std::string& path) {
-  const bool fresh = !std::ifstream(path).good() || std::ifstream(path, std::ios::ate).tellg() == 0;
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw Error("cannot write telemetry file " + path);
-  if (fresh) f << kCsvHeader;
+  std::ostringstream f;
+  if (path_type(path) == PathType::Missing) f << kCsvHeader;
   write_rows(f, csv_appended_);
-  f.flush();
-  if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+  // Appended in one write, to a regular file only: a link named telemetry.csv is never written through.
+  append_to_file(path, f.str());
   csv_appended_ = rows_.size();
 }
 
 void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
+  switch (path_type(path)) {
+    case PathType::Missing: return;
+    case PathType::File: break;
+    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links (not continuing it)");
+    default: throw Error(path + ": not a regular file (not continuing the run)");
+  }
   std::ifstream in(path);
-  if (!in) return;
+  if (!in) throw Error(path + ": cannot read");
   std::string kept, line;
   std::ptrdiff_t commas = -1;  // the header's
   for (long lineno = 1; std::getline(in, line); ++lineno) {
@@ -87,18 +92,12 @@ void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
     std::int64_t step = 0;
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), step);
     if (ec != std::errc() || end != field.data() + field.size())
-      throw Error(path + ":" + std::to_string(lineno) + ": step '" + field +
+      throw Error(path + ":" + std::to_string(lineno) + ": step '" + printable(field, 40) +
                   "' is not an integer (a damaged telemetry file: repair or remove it to restart)");
     if (step <= last_step) kept += line + "\n";
   }
   in.close();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << kept;
-    if (!out) throw Error("cannot rewrite telemetry file " + path);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("cannot replace telemetry file " + path);
+  write_file_atomically(path, kept);
 }
 
 std::vector<Telemetry::Summary> Telemetry::summarize() const {

@@ -22,7 +22,7 @@
 #include <type_traits>
 
 #include "base/error.hpp"
-#include "io/atomic_file.hpp"
+#include "io/safe_files.hpp"
 #include "io/snapshot_index.hpp"
 
 namespace fs = std::filesystem;
@@ -62,25 +62,22 @@ std::string pvd_text(const std::vector<Entry>& entries) {
   return o.str();
 }
 
-// VTK writers write in place: write beside the target and rename, so a reader never sees half a file.
+// VTK's writers open their file by name and truncate it, following a link. So they write into
+// memory, and the bytes go to disk the way every file of a run does: a temporary file created
+// exclusively, renamed over the target (io/safe_files.hpp).
 template <class Writer, class Data>
 void write_vtk_atomically(const std::string& path, Data* data) {
-  const std::string tmp = path + ".tmp";
   auto w = vtkSmartPointer<Writer>::New();
-  w->SetFileName(tmp.c_str());
+  w->WriteToOutputStringOn();
   w->SetInputData(data);
   w->SetDataModeToAppended();
   w->EncodeAppendedDataOff();
   w->SetCompressorTypeToZLib();
-  if (w->Write() != 1 || w->GetErrorCode() != 0) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
+  if (w->Write() != 1 || w->GetErrorCode() != 0)
     throw Error(path + ": VTK writer failed" +
                 (w->GetErrorCode() ? " (VTK error code " + std::to_string(w->GetErrorCode()) + ")" : ""));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error(path + ": cannot replace: " + ec.message());
+  require_real_directory(fs::path(path).parent_path().string());  // vtk/ is still the run's own
+  write_file_atomically(path, w->GetOutputString());
 }
 
 }  // namespace
@@ -157,8 +154,9 @@ VtkOutput::VtkOutput(const std::string& dir, bool double_precision) : impl_(std:
   impl_->dir = dir;
   impl_->double_precision = double_precision;
   std::error_code ec;
-  fs::create_directories(fs::path(dir) / "vtk", ec);
-  if (ec) throw Error((fs::path(dir) / "vtk").string() + ": cannot create: " + ec.message());
+  fs::create_directories(dir, ec);  // the run directory (the caller's path); vtk/ is the run's own
+  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
+  require_real_directory((fs::path(dir) / "vtk").string(), /*create=*/true);
 }
 
 VtkOutput::~VtkOutput() = default;

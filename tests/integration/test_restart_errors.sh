@@ -50,17 +50,17 @@ refused "--out ~ --force" "which is not tiersim output" "$WORK/home" \
   run cases/plummer.toml --backend cpu --set nbody.count=16 --steps 1 -q --out "$WORK/home" --force
 # A directory holding only a case file (tiersim's own name, but not a run).
 mkdir -p "$WORK/caseonly"; cp cases/plummer.toml "$WORK/caseonly/case.toml"
-refused "--force on a directory with only case.toml" "holds no snapshots.h5 written by tiersim" "$WORK/caseonly" \
+refused "--force on a directory with only case.toml" "it holds no tiersim run (no .tiersim.lock)" "$WORK/caseonly" \
   run cases/plummer.toml --backend cpu --set nbody.count=16 --steps 1 -q --out "$WORK/caseonly" --force
 # A tiersim run with a file of the user's beside it.
 "$TIERSIM" run "${NB[@]}" --steps 5 --out "$WORK/run_plus" >/dev/null || { echo "FAIL: run_plus"; fail=1; }
 echo "keep me" > "$WORK/run_plus/analysis.py"
 refused "--force on a run with a user's file in it" "holds 'analysis.py'" "$WORK/run_plus" \
   run "${NB[@]}" --steps 5 --out "$WORK/run_plus" --force
-# An snapshots.h5 that tiersim did not write.
+# A snapshots.h5 that tiersim did not write (and no run beside it).
 mkdir -p "$WORK/foreign_h5"
 $PY -c "import h5py, sys; h5py.File(sys.argv[1], 'w').create_group('h5md')" "$WORK/foreign_h5/snapshots.h5"
-refused "--force on someone else's snapshots.h5" "snapshots.h5 was not written by tiersim" "$WORK/foreign_h5" \
+refused "--force on someone else's snapshots.h5" "it holds no tiersim run (no .tiersim.lock)" "$WORK/foreign_h5" \
   run "${NB[@]}" --steps 5 --out "$WORK/foreign_h5" --force
 # A tiersim run (rendered frames included) is replaced.
 "$TIERSIM" run "${NB[@]}" --steps 5 --out "$WORK/rerun" >/dev/null || { echo "FAIL: rerun"; fail=1; }

@@ -206,7 +206,7 @@ TEST(RunOutput, ForceReplacesOnlyATiersimRun) {
     }
   };
   // The directory holding the case file: not a run.
-  refused(base, "no snapshots.h5 written by tiersim");
+  refused(base, "it holds no tiersim run (no .tiersim.lock)");
   EXPECT_TRUE(fs::exists(case_path));
   // A run with a file of the user's beside it.
   o.out_dir = base + "/out";
