@@ -1,5 +1,6 @@
 // The stencil engine's other kernels: the halo fill (the boundary condition), the reductions
-// (a field's statistics, the wave equation's energy) and the point source.
+// (a field's statistics with its non-finite values, the wave equation's energy) and the point
+// source.
 #include <algorithm>
 #include <string>
 
@@ -35,45 +36,55 @@ __global__ void halo_fill_kernel(GridView<T> g, int axis, HaloBox b0, HaloBox b1
 
 constexpr int kReduceThreads = 256;
 
-__device__ __forceinline__ void block_reduce4(double v[4], double* partials) {
-  __shared__ double sh[4][kReduceThreads / 32];
+enum class Reduce { Sum, Min, Max };
+
+__device__ __forceinline__ double combine(Reduce op, double a, double b) {
+  return op == Reduce::Sum ? a + b : op == Reduce::Min ? fmin(a, b) : fmax(a, b);
+}
+
+// One block's partials: each thread's values v[c] combined by Ops[c] over the block (warp
+// shuffles, then one thread over the warps), written to partials[blockIdx.x * N + c].
+template <Reduce... Ops>
+__device__ __forceinline__ void block_reduce(double (&v)[sizeof...(Ops)], double* partials) {
+  constexpr int N = sizeof...(Ops);
+  constexpr Reduce ops[N] = {Ops...};
+  __shared__ double sh[N][kReduceThreads / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    v[0] += __shfl_down_sync(0xffffffffu, v[0], o);
-    v[1] += __shfl_down_sync(0xffffffffu, v[1], o);
-    v[2] = fmin(v[2], __shfl_down_sync(0xffffffffu, v[2], o));
-    v[3] = fmax(v[3], __shfl_down_sync(0xffffffffu, v[3], o));
-  }
+  for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+    for (int c = 0; c < N; ++c) v[c] = combine(ops[c], v[c], __shfl_down_sync(0xffffffffu, v[c], o));
   if (lane == 0)
-    for (int c = 0; c < 4; ++c) sh[c][warp] = v[c];
+    for (int c = 0; c < N; ++c) sh[c][warp] = v[c];
   __syncthreads();
   if (threadIdx.x == 0) {
-    for (int w = 1; w < kReduceThreads / 32; ++w) {
-      sh[0][0] += sh[0][w], sh[1][0] += sh[1][w];
-      sh[2][0] = fmin(sh[2][0], sh[2][w]), sh[3][0] = fmax(sh[3][0], sh[3][w]);
-    }
-    for (int c = 0; c < 4; ++c) partials[blockIdx.x * 4 + c] = sh[c][0];
+    for (int w = 1; w < kReduceThreads / 32; ++w)
+      for (int c = 0; c < N; ++c) sh[c][0] = combine(ops[c], sh[c][0], sh[c][w]);
+    for (int c = 0; c < N; ++c) partials[blockIdx.x * N + c] = sh[c][0];
   }
 }
 
+// Statistics of the interior in one pass (kFieldStatsPartials per block): sum, sum of squares,
+// min, max, and the non-finite values' count and smallest linear interior index q (exact in a
+// double up to 2^53 points; 1e308: none).
 template <class T>
 __global__ void __launch_bounds__(kReduceThreads) field_stats_kernel(GridView<T> g, double* partials) {
-  double v[4] = {0, 0, 1e308, -1e308};
+  double v[kFieldStatsPartials] = {0, 0, 1e308, -1e308, 0, 1e308};
   const long long n = g.interior_points();
   for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < n; q += (long long)gridDim.x * blockDim.x) {
     const int i = int(q % g.nx), j = int((q / g.nx) % g.ny), k = int(q / ((long long)g.nx * g.ny));
     const double x = g(i, j, k);
     v[0] += x, v[1] += x * x, v[2] = fmin(v[2], x), v[3] = fmax(v[3], x);
+    if (!isfinite(x)) v[4] += 1, v[5] = fmin(v[5], double(q));
   }
-  block_reduce4(v, partials);
+  block_reduce<Reduce::Sum, Reduce::Sum, Reduce::Min, Reduce::Max, Reduce::Sum, Reduce::Min>(v, partials);
 }
 
 template <class T, int R>
 __global__ void __launch_bounds__(kReduceThreads)
     wave_energy_kernel(GridView<T> u, GridView<T> prev, const StencilCoeffs<T>* __restrict__ co, double c2,
                        double inv_dt, double* partials) {
-  double v[4] = {0, 0, 0, 0};
+  double v[1] = {0};
   const long long n = u.interior_points();
   for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < n; q += (long long)gridDim.x * blockDim.x) {
     const int i = int(q % u.nx), j = int((q / u.nx) % u.ny), k = int(q / ((long long)u.nx * u.ny));
@@ -84,7 +95,7 @@ __global__ void __launch_bounds__(kReduceThreads)
     const double un = u(i, j, k), vel = (un - double(p[0])) * inv_dt;
     v[0] += 0.5 * vel * vel - 0.5 * c2 * un * lp;
   }
-  block_reduce4(v, partials);
+  block_reduce<Reduce::Sum>(v, partials);
 }
 
 template <class T>
