@@ -85,7 +85,7 @@ class StencilCuda final : public StencilEngine {
     coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + kFields * grid_stride_);
     TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_, &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
     max_blocks_ = 4 * std::max(1, sm_count_) * 8;
-    partials_.allocate(sizeof(double) * 4 * std::size_t(max_blocks_), "reduction partials");
+    partials_.allocate(sizeof(double) * cuda::kFieldStatsPartials * std::size_t(max_blocks_), "reduction partials");
     // The first step reads group A: that is the hot set until the first update retargets.
     target_window(Eq::kPreviousLevel ? cur_[1] : cur_[0]);
   }
@@ -185,15 +185,22 @@ class StencilCuda final : public StencilEngine {
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
   }
 
+  // One reduction over the field on the device; kFieldStatsPartials doubles per block come back.
   FieldStats stats(int field) override {
     check_field(field, std::size_t(p_.points()));
     const int blocks = cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
-    const std::vector<double> h = fetch_partials(blocks);
+    constexpr int np = cuda::kFieldStatsPartials;
+    const std::vector<double> h = fetch_partials(std::size_t(blocks) * np);
     FieldStats st{0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+    double bad = 0, first = std::numeric_limits<double>::infinity();
     for (int b = 0; b < blocks; ++b) {
-      st.sum += h[4 * b], st.sum_sq += h[4 * b + 1];
-      st.min = std::min(st.min, h[4 * b + 2]), st.max = std::max(st.max, h[4 * b + 3]);
+      const double* p = &h[std::size_t(b) * np];
+      st.sum += p[0], st.sum_sq += p[1];
+      st.min = std::min(st.min, p[2]), st.max = std::max(st.max, p[3]);
+      bad += p[4], first = std::min(first, p[5]);
     }
+    st.non_finite = std::int64_t(bad);
+    st.first_non_finite = st.non_finite > 0 ? std::int64_t(first) : -1;
     return st;
   }
 
@@ -203,9 +210,9 @@ class StencilCuda final : public StencilEngine {
       const double c = p_.template constants<Eq>().speed;
       const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_, c * c, 1 / dt,
                                                   partials_.template as<double>(), max_blocks_, stream_);
-      const std::vector<double> h = fetch_partials(blocks);
+      const std::vector<double> h = fetch_partials(std::size_t(blocks));
       double e = 0;
-      for (int b = 0; b < blocks; ++b) e += h[4 * b];
+      for (int b = 0; b < blocks; ++b) e += h[std::size_t(b)];
       return e;
     } else {
       (void)dt;
@@ -269,8 +276,8 @@ class StencilCuda final : public StencilEngine {
            sizeof(StencilCoeffs<T>);
   }
 
-  std::vector<double> fetch_partials(int blocks) {
-    std::vector<double> h(4 * std::size_t(blocks));
+  std::vector<double> fetch_partials(std::size_t count) {
+    std::vector<double> h(count);
     TIERSIM_CUDA_CHECK(cudaMemcpy(h.data(), partials_.data(), h.size() * sizeof(double), cudaMemcpyDeviceToHost),
                        "reduction partials");
     return h;

@@ -47,11 +47,16 @@ void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s);
 template <class T>
 void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s);
 
-// Per-block partial sums (sum, sum of squares, min, max) of the interior: 4 doubles per block.
+// Per-block partials of the interior's statistics (FieldStats), kFieldStatsPartials doubles per
+// block: sum, sum of squares, min, max, the count of non-finite values and the smallest linear
+// interior index of one ((k * ny + j) * nx + i, exact in a double; 1e308: none). Returns the
+// number of blocks.
+constexpr int kFieldStatsPartials = 6;
 template <class T>
 int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, cudaStream_t s);
 
-// Per-block partial sums of the leapfrog energy density (see StencilEngine::wave_energy).
+// Per-block partial sums of the leapfrog energy density (see StencilEngine::wave_energy): one
+// double per block.
 template <class T>
 int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* coeffs_global,
                        double c2, double inv_dt, double* partials, int max_blocks, cudaStream_t s);

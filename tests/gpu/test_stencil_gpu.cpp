@@ -1,6 +1,7 @@
 // CUDA stencil kernels against the CPU reference (float64): every equation x tiling x
 // coefficient space x radius, on random fields of odd sizes (partial tiles in x, y and z),
-// outputs poisoned with NaN first; multi-step runs against the CPU backend; reductions.
+// outputs poisoned with NaN first; multi-step runs against the CPU backend; reductions, with the
+// non-finite values they count.
 // Skipped, with the reason, where no GPU is usable.
 #include <gtest/gtest.h>
 
@@ -236,6 +237,54 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
       }
     }
   }
+}
+
+// The statistics' non-finite count and first index on the device, in the same pass as the sums
+// (the model's non-finite check reads them instead of downloading the fields): NaN, +inf and -inf
+// at known indices of a random field, every state field of every equation, both precisions, on a
+// small grid (one point per reduction thread) and on one with more points than the reduction has
+// threads (each thread visits several). Checked against the indices placed and the CPU engine.
+TEST(StencilGpu, StatisticsCountNonFiniteValuesAndTheFirstIndex) {
+  SKIP_WITHOUT_GPU();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& dims : {std::vector<int>{37, 50, 29}, std::vector<int>{512, 256, 40}})
+    for (Equation eq : all_equations())
+      for (Precision pr : {Precision::Fp32, Precision::Fp64}) {
+        const StencilProblem p = problem(eq, 1, dims[0], dims[1], dims[2]);
+        auto gpu = make_stencil_cuda(strategy(Backend::Cuda, pr, Tiling::Shared, CoeffSpace::Constant), p);
+        auto cpu = make_stencil_cpu(strategy(Backend::Cpu, pr, Tiling::Shared, CoeffSpace::Constant), p);
+        const std::int64_t n = p.points();
+        for (int f = 0; f < stencil_field_count(eq); ++f) {
+          const std::string what = std::string(name(eq)) + " field " + std::to_string(f) + " " + name(pr) + " " +
+                                   std::to_string(n) + " points";
+          std::vector<double> v = random_field(n, 70 + unsigned(f), -1.0, 1.0);
+          gpu->upload(f, v);
+          const FieldStats clean = gpu->stats(f);
+          EXPECT_EQ(clean.non_finite, 0) << what;
+          EXPECT_EQ(clean.first_non_finite, -1) << what;
+          // The first bad value in the middle of the grid (several blocks from the start), the others after it.
+          const std::int64_t first = n / 2 + 3 + f;
+          v[std::size_t(n - 1)] = nan;
+          v[std::size_t(first + 100000 % (n - first - 1))] = -inf;
+          v[std::size_t(first + 1)] = inf;
+          v[std::size_t(first)] = nan;
+          gpu->upload(f, v);
+          cpu->upload(f, v);
+          const FieldStats g = gpu->stats(f), c = cpu->stats(f);
+          EXPECT_EQ(g.non_finite, 4) << what;
+          EXPECT_EQ(g.first_non_finite, first) << what;
+          EXPECT_EQ(g.non_finite, c.non_finite) << what;
+          EXPECT_EQ(g.first_non_finite, c.first_non_finite) << what;
+          EXPECT_TRUE(std::isnan(g.sum)) << what;
+          EXPECT_EQ(g.min, -inf) << what;
+          EXPECT_EQ(g.max, inf) << what;
+          // Index 0 is found too (no thread or block offset lost).
+          v[0] = inf;
+          gpu->upload(f, v);
+          EXPECT_EQ(gpu->stats(f).first_non_finite, 0) << what;
+          EXPECT_EQ(gpu->stats(f).non_finite, 5) << what;
+        }
+      }
 }
 
 // Fixed boundaries: no kernel writes a halo, so the engine fills every grid's halo once, and again

@@ -212,6 +212,69 @@ TEST(StencilHalo, FixedHaloHoldsTheValueAndLeavesTheInterior) {
       }
 }
 
+// The statistics also count the non-finite values and find the first one (the smallest linear
+// interior index, x fastest), in the same pass as the sums: what the model's non-finite check reads
+// instead of downloading the fields. NaN, +inf and -inf at known indices of a random field (the
+// first of them at index 0 or inside the grid, the last at its last point), every state field of
+// every equation, both precisions. Sums take the non-finite values (NaN), min and max skip NaN and
+// take the infinities; a clean field reports none.
+TEST(StencilStats, CountNonFiniteValuesAndTheFirstIndex) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (Equation eq : all_equations())
+    for (Precision pr : {Precision::Fp32, Precision::Fp64}) {
+      StencilProblem p;
+      p.equation = eq;
+      p.nx = 13, p.ny = 11, p.nz = 7;
+      p.radius = 2;
+      auto eng = make_stencil_cpu(cpu(pr), p);
+      const std::int64_t n = p.points();
+      for (int f = 0; f < stencil_field_count(eq); ++f) {
+        const std::string what = std::string(name(eq)) + " field " + std::to_string(f) + " " + name(pr);
+        std::vector<double> v = random_field(n, 50 + unsigned(f), -1, 1);
+        eng->upload(f, v);
+        const FieldStats clean = eng->stats(f);
+        EXPECT_EQ(clean.non_finite, 0) << what;
+        EXPECT_EQ(clean.first_non_finite, -1) << what;
+        EXPECT_TRUE(std::isfinite(clean.sum)) << what;
+        const std::int64_t first = f == 0 ? 0 : 2 * 13 * 11 + 5 * 13 + 4;  // (4, 5, 2)
+        v[std::size_t(n - 1)] = nan;
+        v[std::size_t(first + 300)] = -inf;
+        v[std::size_t(first + 17)] = inf;
+        v[std::size_t(first)] = nan;
+        eng->upload(f, v);
+        const FieldStats st = eng->stats(f);
+        EXPECT_EQ(st.non_finite, 4) << what;
+        EXPECT_EQ(st.first_non_finite, first) << what;
+        EXPECT_TRUE(std::isnan(st.sum)) << what;
+        EXPECT_EQ(st.min, -inf) << what;
+        EXPECT_EQ(st.max, inf) << what;
+      }
+    }
+}
+
+// The model's non-finite check reads those statistics: each array of the state with a NaN or an
+// infinity, its snapshot name, the update kernel's telemetry name and the first bad index.
+TEST(StencilModel, NonFiniteCheckNamesEachArrayAndItsFirstBadIndex) {
+  const Case c = Case::parse(
+      "[run]\nmodel = \"stencil\"\ndt = 1e-5\n[strategy]\nbackend = \"cpu\"\n[grid]\nn = 8\n[stencil]\n"
+      "equation = \"wave\"\n[wave]\ninitial = \"pulse\"\n",
+      "wave.toml");
+  auto m = make_stencil_model(c, strategy_from_case(c));
+  EXPECT_TRUE(m->find_non_finite().empty());
+  ModelState st = m->save_state();
+  st.arrays[0].second[100] = std::numeric_limits<double>::infinity();
+  st.arrays[0].second[37] = std::numeric_limits<double>::quiet_NaN();
+  st.arrays[1].second[511] = std::numeric_limits<double>::quiet_NaN();
+  m->load_state(st);
+  const std::vector<NonFinite> bad = m->find_non_finite();
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_EQ(bad[0].array, "u");
+  EXPECT_EQ(bad[0].index, 37);
+  EXPECT_EQ(bad[0].kernel, "stencil_wave_cpu");
+  EXPECT_EQ(bad[1].array, "u_prev");
+  EXPECT_EQ(bad[1].index, 511);
+}
+
 TEST(StencilGrid, RowsStartOn128ByteBoundaries) {
   for (int r = 1; r <= 4; ++r) {
     HostGrid<float> f(37, 5, 3, r);
