@@ -154,7 +154,9 @@ __device__ __forceinline__ V<T> splat16(T x) {
   return v;
 }
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 // 16 bytes global -> shared, bypassing L1 (.cg); both addresses 16-byte aligned.
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(smem)), "l"(gmem) : "memory");
@@ -166,7 +168,9 @@ __device__ __forceinline__ void cp_async_elem(void* smem, const void* gmem) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 __device__ __forceinline__ int wrap(int i, int n) {
   const int m = i % n;
@@ -176,32 +180,32 @@ __device__ __forceinline__ int wrap(int i, int n) {
 // ---- the kernel ---------------------------------------------------------------------------------
 template <class T>
 struct TArgs {
-  const T* in[2];   // heat {u}; wave {u(t), u(t - dt)}; gray-scott {U, V}: interior point (0,0,0)
-  T* out[2];        // heat {u}; wave {u(t + T dt), u(t + (T-1) dt)}; gray-scott {U, V}
+  const T* in[2];  // heat {u}; wave {u(t), u(t - dt)}; gray-scott {U, V}: interior point (0,0,0)
+  T* out[2];       // heat {u}; wave {u(t + T dt), u(t + (T-1) dt)}; gray-scott {U, V}
   int nx, ny, nz;
   long long sy, sz;
-  int steps;        // T, the time levels this pass advances (1..TMAX)
-  int xh;           // x halo of the region: T R rounded up to whole 16-byte vectors
-  int wout, hout;   // output tile: W0 - 2 xh points by H0 - 2 T R rows
-  int zchunk;       // output planes per block
-  int fixed;        // Boundary::Fixed: points outside the interior hold bv at every level
+  int steps;       // T, the time levels this pass advances (1..TMAX)
+  int xh;          // x halo of the region: T R rounded up to whole 16-byte vectors
+  int wout, hout;  // output tile: W0 - 2 xh points by H0 - 2 T R rows
+  int zchunk;      // output planes per block
+  int fixed;       // Boundary::Fixed: points outside the interior hold bv at every level
   T bv[2];
-  T p[5];           // heat: dt D; wave: (c dt)^2; gray-scott: dt, Du, Dv, F, k
+  T p[5];  // heat: dt D; wave: (c dt)^2; gray-scott: dt, Du, Dv, F, k
   StencilCoeffs<T> co;
 };
 
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 struct Geo {
-  static constexpr int VW = V<T>::n;           // points per 16-byte vector
-  static constexpr int W0 = 32 * VW;           // region width: one warp, one vector per lane
-  static constexpr int H0 = BY * RY;           // region height
-  static constexpr int Q = 2 * R + 1;          // z window of one level (register queue length)
-  static constexpr int NF = EQ == kGrayScott ? 2 : 1;  // fields with neighbours
-  static constexpr int NB0 = 2 * R + 1 + D;    // input ring: the z window and D planes in flight
+  static constexpr int VW = V<T>::n;                             // points per 16-byte vector
+  static constexpr int W0 = 32 * VW;                             // region width: one warp, one vector per lane
+  static constexpr int H0 = BY * RY;                             // region height
+  static constexpr int Q = 2 * R + 1;                            // z window of one level (register queue length)
+  static constexpr int NF = EQ == kGrayScott ? 2 : 1;            // fields with neighbours
+  static constexpr int NB0 = 2 * R + 1 + D;                      // input ring: the z window and D planes in flight
   static constexpr int NNB = TMAX >= 3 ? 2 : TMAX == 2 ? 1 : 0;  // exchange planes of levels 1..T-1
-  static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;              // register queues: levels 1..TMAX-1
-  static constexpr int NBP = EQ == kWave ? D + 1 : 0;  // the wave's u(t - dt): own column, D planes ahead
-  static constexpr int PL = W0 * H0;           // one field's plane in shared memory (elements)
+  static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;             // register queues: levels 1..TMAX-1
+  static constexpr int NBP = EQ == kWave ? D + 1 : 0;            // the wave's u(t - dt): own column, D planes ahead
+  static constexpr int PL = W0 * H0;                             // one field's plane in shared memory (elements)
   static constexpr std::size_t smem_bytes = (std::size_t(NB0 + NNB) * NF + NBP) * PL * sizeof(T);
 };
 
@@ -245,7 +249,8 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
     if constexpr (EQ == kWave) {
       const V<T> up = UP(r);
 #pragma unroll
-      for (int e = 0; e < VW; ++e) res[0][r].e[e] = wave_update(C[0][r].e[e], up.e[e], lap[0][e], WaveParams<T>{a.p[0]});
+      for (int e = 0; e < VW; ++e)
+        res[0][r].e[e] = wave_update(C[0][r].e[e], up.e[e], lap[0][e], WaveParams<T>{a.p[0]});
     } else {
 #pragma unroll
       for (int e = 0; e < VW; ++e) {
@@ -264,12 +269,11 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
   using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
-  constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL,
-                NQ = G::NQ;
+  constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL, NQ = G::NQ;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const ring = reinterpret_cast<T*>(smem_raw);  // [NB0][NF][H0][W0]: level 0, planes i-2R .. i+D
-  T* const xbuf = ring + NB0 * NF * PL;             // [NNB][NF][H0][W0]: centre planes of levels 1..T-1
-  T* const pring = xbuf + G::NNB * NF * PL;         // [NBP][H0][W0]: the wave's u(t - dt), own column
+  T* const xbuf = ring + NB0 * NF * PL;            // [NNB][NF][H0][W0]: centre planes of levels 1..T-1
+  T* const pring = xbuf + G::NNB * NF * PL;        // [NBP][H0][W0]: the wave's u(t - dt), own column
 
   const int lane = threadIdx.x, r0 = threadIdx.y * RY;  // this thread: lane's vector, rows r0 .. r0+RY-1
   const int steps = a.steps, TR = steps * R;
@@ -325,8 +329,10 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
     } else {
 #pragma unroll
       for (int e = 0; e < VW; ++e)
-        if ((xin >> e) & 1u) cp_async_elem<int(sizeof(T))>(dst + e, src + xoff(e));
-        else dst[e] = bv;
+        if ((xin >> e) & 1u)
+          cp_async_elem<int(sizeof(T))>(dst + e, src + xoff(e));
+        else
+          dst[e] = bv;
     }
   };
   // Level 0 of plane cz into ring slot `slot`, and the wave's u(t - dt) of plane cz - R (which
@@ -419,15 +425,15 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
 
 #pragma unroll
   for (int d = 0; d < D; ++d) copy_plane(d, d);
-  int sl = 0;   // ring slot of plane i: (i - i0) mod NB0
-  int psl = 0;  // the wave's: (i - i0) mod (D + 1)
+  int sl = 0;                                                              // ring slot of plane i: (i - i0) mod NB0
+  int psl = 0;                                                             // the wave's: (i - i0) mod (D + 1)
   auto rslot = [&](int j) { return sl - j < 0 ? sl - j + NB0 : sl - j; };  // slot of plane i - j
 
   for (int ib = i0; ib < iend; ib += Q) {
 #pragma unroll
     for (int s = 0; s < Q; ++s) {
       const int i = ib + s;
-      if (i >= iend) break;  // block-uniform
+      if (i >= iend) break;          // block-uniform
       cp_async_wait_group<D - 1>();  // this thread's copies of plane i have landed
       // Everyone's copies of plane i - R have landed (waited R steps ago); the slot of plane
       // i - 2R - 1 is free (last read at the previous step).
@@ -461,15 +467,17 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
       // barrier always lies between a plane's readers and its next writer).
 #pragma unroll
       for (int t = 2; t <= TMAX; ++t) {
-        if (t > steps) break;  // block-uniform
-        const int L = t - 2;                 // queue of level t - 1
-        const int cs = (s - R + Q) % Q;      // its centre slot: plane i - t R
+        if (t > steps) break;            // block-uniform
+        const int L = t - 2;             // queue of level t - 1
+        const int cs = (s - R + Q) % Q;  // its centre slot: plane i - t R
         T* const xb = xbuf + ((t & 1) && G::NNB > 1 ? 1 : 0) * NF * PL;
         if (warp_active(t - 1)) {
+          // Only the rows others read as y neighbours: R at each end of this thread's rows.
 #pragma unroll
           for (int f = 0; f < NF; ++f)
 #pragma unroll
-            for (int r = 0; r < RY; ++r) st16(xb + f * PL + sown + r * W0, q[L][cs][f][r]);
+            for (int r = 0; r < RY; ++r)
+              if (r < R || r >= RY - R) st16(xb + f * PL + sown + r * W0, q[L][cs][f][r]);
         }
         __syncthreads();
         if (i >= i0 + 2 * t * R && warp_active(t)) {
@@ -664,8 +672,9 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
   const DeviceInfo d = query_device();
   const int e = eq_index(eq);
   const std::size_t scalar = fp64 ? 8 : 4;
-  const TemporalShape sh = fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, opt, d.smem_optin_per_block)].shape
-                                : entries<float>(e, R)[pick_shape(entries<float>(e, R), e, R, opt, d.smem_optin_per_block)].shape;
+  const TemporalShape sh =
+      fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, opt, d.smem_optin_per_block)].shape
+           : entries<float>(e, R)[pick_shape(entries<float>(e, R), e, R, opt, d.smem_optin_per_block)].shape;
   const std::size_t state = std::size_t(stencil_field_count(eq)) * std::size_t(nx) * ny * nz * scalar;
   return default_steps(e, R, sh, int(16 / scalar), state, d.l2_bytes);
 }
@@ -690,7 +699,9 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   for (int f = 0; f < nout; ++f) {
     if (!same(out[f])) throw Error(what + ": output field " + std::to_string(f) + " is not on the grid of input 0");
     for (int h = 0; h < nin; ++h)
-      if (out[f].origin == in[h].origin) throw Error(what + ": output " + std::to_string(f) + " is input " + std::to_string(h) + " (a pass cannot work in place)");
+      if (out[f].origin == in[h].origin)
+        throw Error(what + ": output " + std::to_string(f) + " is input " + std::to_string(h) +
+                    " (a pass cannot work in place)");
   }
   if (bc == Boundary::Fixed && !boundary_values) throw Error(what + ": fixed boundaries need their values");
 
@@ -723,8 +734,10 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                 std::to_string(sh.height) + " region");
   a.fixed = bc == Boundary::Fixed;
   a.co = coeffs;
-  if (eq == Equation::Heat) a.p[0] = params.heat.dt_diffusivity;
-  else if (eq == Equation::Wave) a.p[0] = params.wave.c2dt2;
+  if (eq == Equation::Heat)
+    a.p[0] = params.heat.dt_diffusivity;
+  else if (eq == Equation::Wave)
+    a.p[0] = params.wave.c2dt2;
   else {
     const GrayScottParams<T>& q = params.gray_scott;
     a.p[0] = q.dt, a.p[1] = q.du, a.p[2] = q.dv, a.p[3] = q.feed, a.p[4] = q.kill;
@@ -735,8 +748,9 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   {
     std::lock_guard<std::mutex> lock(g_configured_mutex);
     if (g_configured.insert({en.kernel, dev}).second) {
-      TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(en.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sh.smem_bytes)),
-                         what + ", " + std::to_string(sh.smem_bytes) + " B of shared memory");
+      TIERSIM_CUDA_CHECK(
+          cudaFuncSetAttribute(en.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sh.smem_bytes)),
+          what + ", " + std::to_string(sh.smem_bytes) + " B of shared memory");
       TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(en.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                               int(cudaSharedmemCarveoutMaxShared)));
     }
@@ -748,16 +762,20 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   const long long tx = ceil_div(g.nx, a.wout), ty = ceil_div(g.ny, a.hout);
   a.zchunk = choose_zchunk(opt.z_chunk, tx * ty, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R);
   const long long tz = ceil_div(g.nz, a.zchunk);
-  if (ty > 65535 || tz > 65535) throw Error(what + ": grid too large for one launch (" + std::to_string(ty) + " x " + std::to_string(tz) + " blocks in y, z)");
+  if (ty > 65535 || tz > 65535)
+    throw Error(what + ": grid too large for one launch (" + std::to_string(ty) + " x " + std::to_string(tz) +
+                " blocks in y, z)");
   const dim3 grid{unsigned(tx), unsigned(ty), unsigned(tz)};
   en.launch(a, grid, s);
   // Stable names: stencil_heat_temporal_r1_t4; a shape other than the default adds its own.
-  std::string name = std::string("stencil_") + eq_tag(e) + "_temporal_r" + std::to_string(R) + "_t" + std::to_string(T_);
+  std::string name =
+      std::string("stencil_") + eq_tag(e) + "_temporal_r" + std::to_string(R) + "_t" + std::to_string(T_);
   if (si != 0)
     name += std::string("_by") + std::to_string(sh.block_y) + "_ry" + std::to_string(sh.rows_per_thread) + "_p" +
             std::to_string(sh.planes_ahead);
-  TIERSIM_CUDA_CHECK_LAUNCH("stencil_temporal_kernel", name + ", grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
-                                                           std::to_string(g.nz) + ", " + std::to_string(tx) + "x" + std::to_string(ty) + "x" +
+  TIERSIM_CUDA_CHECK_LAUNCH("stencil_temporal_kernel", name + ", grid " + std::to_string(g.nx) + "x" +
+                                                           std::to_string(g.ny) + "x" + std::to_string(g.nz) + ", " +
+                                                           std::to_string(tx) + "x" + std::to_string(ty) + "x" +
                                                            std::to_string(tz) + " blocks");
 
   // Cost model. Compulsory: the T single steps this pass stands for, as the single-step engine
@@ -773,12 +791,15 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   for (long long bx = 0; bx < tx; ++bx)
     xs += std::min<long long>(32, ceil_div(std::min<long long>(a.wout, g.nx - bx * a.wout) + 2LL * a.xh, VW)) * VW;
   for (long long by = 0; by < ty; ++by) {
-    const long long rows = std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - by * a.hout) + 2LL * T_ * R);
+    const long long rows =
+        std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - by * a.hout) + 2LL * T_ * R);
     ys += double(rows);
     ysp += double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));
   }
-  for (long long bz = 0; bz < tz; ++bz) zs += double(std::min<long long>(a.zchunk, g.nz - bz * a.zchunk) + 2LL * T_ * R);
-  const double reads = xs * zs * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * ys + (eq == Equation::Wave ? ysp : 0));
+  for (long long bz = 0; bz < tz; ++bz)
+    zs += double(std::min<long long>(a.zchunk, g.nz - bz * a.zchunk) + 2LL * T_ * R);
+  const double reads =
+      xs * zs * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * ys + (eq == Equation::Wave ? ysp : 0));
   rec.kernel = name;
   rec.bytes_compulsory = double(T_) * stencil_compulsory_bytes(p, sizeof(T));
   rec.bytes_modelled = (reads + double(nout) * pts) * sizeof(T);
@@ -788,8 +809,8 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   return T_;
 }
 
-#define TIERSIM_TEMPORAL_INSTANTIATE(T)                                                                       \
-  template int launch_stencil_temporal<T>(Equation, int, const GridView<T>*, const GridView<T>*,              \
+#define TIERSIM_TEMPORAL_INSTANTIATE(T)                                                                          \
+  template int launch_stencil_temporal<T>(Equation, int, const GridView<T>*, const GridView<T>*,                 \
                                           const StencilCoeffs<T>&, const TemporalParams<T>&, Boundary, const T*, \
                                           cudaStream_t, KernelRecord&, const TemporalOptions&);
 TIERSIM_TEMPORAL_INSTANTIATE(float)

@@ -26,8 +26,8 @@ struct TemporalParams {
 // 16-byte vectors), rows per thread, input planes copied ahead, the most steps it fuses.
 struct TemporalShape {
   int block_y = 0, rows_per_thread = 0, planes_ahead = 0, max_steps = 0;
-  int width = 0, height = 0;    // the region a block holds on chip (points x rows), halos included
-  std::size_t smem_bytes = 0;   // dynamic shared memory per block
+  int width = 0, height = 0;   // the region a block holds on chip (points x rows), halos included
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
 };
 
 struct TemporalOptions {

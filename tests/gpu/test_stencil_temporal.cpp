@@ -51,10 +51,10 @@ TEST(StencilTemporal, NeedsCuda) { GTEST_SKIP() << "built without CUDA: no tempo
 
 #else
 
-#define SKIP_WITHOUT_GPU()                                                   \
-  do {                                                                       \
-    const DeviceInfo d_ = query_device();                                    \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;         \
+#define SKIP_WITHOUT_GPU()                                           \
+  do {                                                               \
+    const DeviceInfo d_ = query_device();                            \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
   } while (0)
 
 // Random values representable in fp32 (both precisions and both backends start from the same
@@ -192,7 +192,7 @@ class TemporalStencil {
  private:
   StencilProblem p_;
   int nin_ = 1, nout_ = 1, cur_ = 0;
-  std::vector<DeviceGrid<T>> grids_[2];
+  std::vector<DeviceGrid<T> > grids_[2];
   StencilCoeffs<T> co_;
   cuda::TemporalParams<T> prm_;
   T bv_[2] = {};
@@ -328,8 +328,10 @@ void run_hundred_steps(Equation eq, int R, Boundary bc) {
 TEST_P(StencilTemporal, HundredStepsMatchTheSingleStepEngine) {
   SKIP_WITHOUT_GPU();
   const auto [eq, R, fp64, bc] = GetParam();
-  if (fp64) run_hundred_steps<double>(eq, R, bc);
-  else run_hundred_steps<float>(eq, R, bc);
+  if (fp64)
+    run_hundred_steps<double>(eq, R, bc);
+  else
+    run_hundred_steps<float>(eq, R, bc);
 }
 
 // One pass of T steps for each T from the same state, against the engine after T steps: the
@@ -342,7 +344,7 @@ void run_each_level(Equation eq, int R, Boundary bc) {
   const StencilProblem p = problem(eq, R, 45, 38, 21, bc);
   const double dt = stable_dt(p, 0.5);
   auto eng = make_stencil_cuda(strategy(Backend::Cuda, pr), p);
-  std::vector<std::vector<double>> init;
+  std::vector<std::vector<double> > init;
   for (int f = 0; f < stencil_field_count(eq); ++f) {
     init.push_back(initial_field(p, f, 5 + unsigned(R)));
     eng->upload(f, init.back());
@@ -352,7 +354,9 @@ void run_each_level(Equation eq, int R, Boundary bc) {
     TemporalStencil<T> tmp(p, dt);
     for (int f = 0; f < tmp.fields(); ++f) tmp.upload(f, init[f]);
     tmp.pass(T_);
-    if (!expect_match(p, *eng, tmp, label(p, fp64) + ", one pass, time level " + std::to_string(T_) + " (" + tmp.record().kernel + ")"))
+    if (!expect_match(
+            p, *eng, tmp,
+            label(p, fp64) + ", one pass, time level " + std::to_string(T_) + " (" + tmp.record().kernel + ")"))
       return;  // the later levels inherit the difference
   }
 }
@@ -360,8 +364,10 @@ void run_each_level(Equation eq, int R, Boundary bc) {
 TEST_P(StencilTemporal, EachTimeLevelOfOnePassMatches) {
   SKIP_WITHOUT_GPU();
   const auto [eq, R, fp64, bc] = GetParam();
-  if (fp64) run_each_level<double>(eq, R, bc);
-  else run_each_level<float>(eq, R, bc);
+  if (fp64)
+    run_each_level<double>(eq, R, bc);
+  else
+    run_each_level<float>(eq, R, bc);
 }
 
 // Against the CPU reference in float64 after two passes and a partial one: fp32 within 1e-5
@@ -398,8 +404,10 @@ void run_vs_cpu(Equation eq, int R, Boundary bc) {
 TEST_P(StencilTemporal, MatchesTheCpuReference) {
   SKIP_WITHOUT_GPU();
   const auto [eq, R, fp64, bc] = GetParam();
-  if (fp64) run_vs_cpu<double>(eq, R, bc);
-  else run_vs_cpu<float>(eq, R, bc);
+  if (fp64)
+    run_vs_cpu<double>(eq, R, bc);
+  else
+    run_vs_cpu<float>(eq, R, bc);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBuilt, StencilTemporal, ::testing::ValuesIn(all_cases()), case_name);
@@ -427,12 +435,15 @@ TEST(StencilTemporalShapes, EveryShapeMatchesTheEngine) {
         cuda::TemporalOptions opt;
         opt.shape = si;
         tmp.advance(steps, T_, opt);
-        expect_match(p, *eng, tmp, label(p, fp64) + ", shape " + std::to_string(shapes[si].block_y) + "," +
-                                       std::to_string(shapes[si].rows_per_thread) + "," +
-                                       std::to_string(shapes[si].planes_ahead) + " (" + tmp.record().kernel + ")");
+        expect_match(p, *eng, tmp,
+                     label(p, fp64) + ", shape " + std::to_string(shapes[si].block_y) + "," +
+                         std::to_string(shapes[si].rows_per_thread) + "," + std::to_string(shapes[si].planes_ahead) +
+                         " (" + tmp.record().kernel + ")");
       };
-      if (fp64) run(double{});
-      else run(float{});
+      if (fp64)
+        run(double{});
+      else
+        run(float{});
     }
   }
 }
@@ -459,7 +470,8 @@ TEST(StencilTemporalShapes, ManyTilesAndChunksMatchTheEngine) {
           cuda::TemporalOptions opt;
           opt.z_chunk = zc;
           tmp.advance(steps, T_, opt);
-          expect_match(p, *eng, tmp, label(p, false) + ", z chunk " + std::to_string(zc) + " (" + tmp.record().kernel + ")");
+          expect_match(p, *eng, tmp,
+                       label(p, false) + ", z chunk " + std::to_string(zc) + " (" + tmp.record().kernel + ")");
         }
 }
 
@@ -537,9 +549,9 @@ void bench_one(Equation eq, int R, int n, double copy_gbs) {
   const bool fp64 = std::is_same_v<T, double>;
   const StencilProblem p = problem(eq, R, n, n, n, Boundary::Periodic);
   const double dt = stable_dt(p, 0.5);
-  const std::string what = std::string(name(eq)) + (fp64 ? " fp64" : " fp32") + " R=" + std::to_string(R) + " " +
-                           std::to_string(n) + "^3";
-  std::vector<std::vector<double>> init;
+  const std::string what =
+      std::string(name(eq)) + (fp64 ? " fp64" : " fp32") + " R=" + std::to_string(R) + " " + std::to_string(n) + "^3";
+  std::vector<std::vector<double> > init;
   for (int f = 0; f < stencil_field_count(eq); ++f) init.push_back(bench_field(p.points(), 7 + f));
 
   // The single-step engine.
@@ -553,8 +565,10 @@ void bench_one(Equation eq, int R, int n, double copy_gbs) {
     for (int s = 0; s < 20; ++s) eng->step(dt);
     std::vector<double> upd, halo;
     for (const KernelRecord& r : eng->take_records(true)) {
-      if (r.kernel.starts_with("stencil_halo")) halo.push_back(r.ms);
-      else upd.push_back(r.ms), single_kernel = r.kernel;
+      if (r.kernel.starts_with("stencil_halo"))
+        halo.push_back(r.ms);
+      else
+        upd.push_back(r.ms), single_kernel = r.kernel;
     }
     single_ms = median_of(upd), halo_ms = median_of(halo);
   }
@@ -585,13 +599,15 @@ void bench_one(Equation eq, int R, int n, double copy_gbs) {
       const double equiv_gbs = r.bytes_compulsory / (pass_ms * 1e-3) / 1e9;
       const double moved_gbs = r.bytes_modelled / (pass_ms * 1e-3) / 1e9;
       std::printf(
-          "temporal | %s | shape %d,%d,%d%s T=%d%s | %s | pass %.4f ms | %.4f ms/step %.0f steps/s | single %s %.4f ms %.0f "
-          "steps/s (+halo %.4f ms) | speedup %.2fx (%.2fx vs step with halo) | %.0f GB/s equivalent = %.2fx copy | moves "
+          "temporal | %s | shape %d,%d,%d%s T=%d%s | %s | pass %.4f ms | %.4f ms/step %.0f steps/s | single %s %.4f ms "
+          "%.0f "
+          "steps/s (+halo %.4f ms) | speedup %.2fx (%.2fx vs step with halo) | %.0f GB/s equivalent = %.2fx copy | "
+          "moves "
           "%.0f GB/s\n",
           what.c_str(), shapes[si].block_y, shapes[si].rows_per_thread, shapes[si].planes_ahead, si == 0 ? "*" : "", T_,
           si == 0 && T_ == tdef ? " (default)" : "", r.kernel.c_str(), pass_ms, step_ms, 1e3 / step_ms,
-          single_kernel.c_str(), single_ms, 1e3 / single_ms, halo_ms, single_ms / step_ms, (single_ms + halo_ms) / step_ms,
-          equiv_gbs, copy_gbs > 0 ? equiv_gbs / copy_gbs : 0.0, moved_gbs);
+          single_kernel.c_str(), single_ms, 1e3 / single_ms, halo_ms, single_ms / step_ms,
+          (single_ms + halo_ms) / step_ms, equiv_gbs, copy_gbs > 0 ? equiv_gbs / copy_gbs : 0.0, moved_gbs);
       std::fflush(stdout);
     }
   for (auto& e : ev) cudaEventDestroy(e);
@@ -621,8 +637,10 @@ TEST(StencilTemporalBench, StepsPerSecondAgainstTheSingleStepEngine) {
     std::size_t free_b = 0, total_b = 0;
     TIERSIM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     while (m > 64 && double(grids) * std::pow(m + 2 * c.R + 32.0, 3) * scalar > 0.8 * double(free_b)) m -= 32;
-    if (c.fp64) bench_one<double>(c.eq, c.R, m, copy);
-    else bench_one<float>(c.eq, c.R, m, copy);
+    if (c.fp64)
+      bench_one<double>(c.eq, c.R, m, copy);
+    else
+      bench_one<float>(c.eq, c.R, m, copy);
   }
 }
 
