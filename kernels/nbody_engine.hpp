@@ -37,10 +37,16 @@ class NbodyEngine {
   virtual int size() const = 0;
   virtual void upload(const Bodies& b) = 0;   // replaces the whole state
   virtual Bodies download() = 0;              // copies the state back (only when output needs it)
-  virtual void compute_forces() = 0;          // acc <- G * sum_j m_j (r_j - r_i) / (r^2 + eps^2)^(3/2)
+  // acc <- G * sum_j m_j (r_j - r_i) / (r^2 + eps^2)^(3/2). with_potential (diagnostics steps):
+  // the same pass also sums the potential energy -G sum_{i<j} m_i m_j / sqrt(r^2 + eps^2) for the
+  // next diagnostics(); the accelerations are the same bit for bit either way.
+  virtual void compute_forces(bool with_potential = false) = 0;
   virtual void kick(double dt) = 0;           // v += a * dt
   virtual void drift(double dt) = 0;          // x += v * dt
-  virtual NbodyDiagnostics diagnostics() = 0; // energies and momenta, reduced where the data is
+  // Energies and momenta, reduced where the data is (a few scalars come back). The potential is
+  // the last compute_forces(true)'s when no drift or upload came after it; otherwise it is summed
+  // now by a potential-only pass of the same arithmetic, and the accelerations are left alone.
+  virtual NbodyDiagnostics diagnostics() = 0;
   // Kernel records completed since the last call, with their elapsed times (waits for them).
   // Kernel records since the last call, in launch order. wait = false returns only those whose
   // device work has finished (no synchronisation: the host may run steps ahead of the GPU).

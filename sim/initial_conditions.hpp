@@ -1,5 +1,7 @@
-// Initial conditions for the N-body model, in double precision, seedable and reproducible
-// (std::mt19937_64 with the case's seed). All are shifted to the centre-of-mass frame.
+// Initial conditions for the N-body model, in double precision, seedable and reproducible: each
+// body draws from its own counter-based random stream (splitmix of the case's seed, the
+// population and the body's number), so the bodies are made in parallel on the OpenMP threads and
+// are the same bit for bit whatever the thread count. All are shifted to the centre-of-mass frame.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
+#include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "base/host_memory.hpp"
 #include "sim/initial_conditions.hpp"
@@ -84,23 +85,32 @@ class NbodyModel final : public Model {
     if (p.softening == 0 && ic_ != "kepler")
       throw Error(c.source_name() + ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
     // Host memory: the initial conditions (double), the engine's store, and a copy for output.
-    const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0);
+    // (+ 8: the CPU engine's potential per body)
+    const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0) + 8.0;
     check_host_memory(bytes_per_body * n_, std::to_string(n_) + " bodies");
     Bodies b = initial_bodies(c, n_);
     engine_ = s.backend == Backend::Cuda ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0})
                                          : make_nbody_cpu(s, n_, p);
     engine_->upload(b);
-    engine_->compute_forces();  // the first kick needs a(x0)
+    engine_->compute_forces(true);  // the first kick needs a(x0); the run observes step 0
+    diagnostics_every_ = c.get_int("run.diagnostics_every");
+    steps_ = c.get_int("run.steps");
   }
 
   std::string name() const override { return "nbody"; }
   std::string strategy_name() const override { return engine_->strategy_name(); }
   std::string describe() const override { return std::to_string(n_) + " bodies, " + ic_description(ic_); }
 
+  // On the steps the run loop observes (run.cpp: every run.diagnostics_every steps and the last
+  // one) the force pass also sums the potential energy that observe() then reads; telemetry_step()
+  // is the step being made. A step observed for another reason (a stop signal) gets the potential
+  // from a separate pass in diagnostics().
   void step(double dt) override {
+    const std::int64_t s = telemetry_step();
+    const bool observed = (diagnostics_every_ > 0 && s % diagnostics_every_ == 0) || s == steps_;
     engine_->kick(0.5 * dt);
     engine_->drift(dt);
-    engine_->compute_forces();
+    engine_->compute_forces(observed);
     engine_->kick(0.5 * dt);
   }
 
@@ -201,6 +211,7 @@ class NbodyModel final : public Model {
   std::unique_ptr<NbodyEngine> engine_;
   bool have_e0_ = false;
   double e0_ = 0;
+  std::int64_t diagnostics_every_ = 0, steps_ = 0;
 };
 
 }  // namespace

@@ -30,14 +30,27 @@ inline constexpr int max_force_block(Precision p) { return p == Precision::Fp32 
 // with the allowed values); zeros are chosen for the device and n.
 ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const NbodyTuning& tuning);
 
-// acc_i <- G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2), for all i, on `stream`.
-// rec gets kernel name, cost model and launch shape (rec.ms is left to the caller).
-template <class View>
-void launch_nbody_forces(const View& bodies, Tiling tiling, double eps2, double G, const NbodyTuning& tuning,
-                         cudaStream_t stream, KernelRecord& rec);
+// What a force launch computes (the kernels' template flag).
+enum class ForcePass {
+  Forces,           // the accelerations: every step's kernel
+  ForcesPotential,  // the accelerations (bit for bit those of Forces) and the potential shares psi
+  Potential,        // psi only, the accelerations left alone (always the shared-memory kernel)
+};
 
-// phi_i <- sum_{j != i} -m_j / sqrt(|r_j - r_i|^2 + eps2), accumulated in double (diagnostics).
+// The kernel name a launch records (telemetry, NVTX): nbody_forces_shared, nbody_forces_global,
+// nbody_forces_potential_shared, nbody_forces_potential_global, nbody_potential.
+const char* force_kernel_name(ForcePass pass, Tiling tiling);
+
+// acc_i <- G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2), for all i, on `stream`.
+// With the potential (ForcePass::ForcesPotential, ::Potential), psi (n doubles) gets each body's
+// share of the potential energy: psi_i = -sum_{j in S(i)} m_j / sqrt(|r_j - r_i|^2 + eps2), where
+// the sets S(i) hold every pair {i, j} of bodies once (never j = i), so that the potential energy
+// is G sum_i m_i psi_i (reduce_nbody_diagnostics). S(i) depends on the launch shape only, which
+// choose_force_launch fixes for given n and tuning: both passes with the potential give the same
+// psi bit for bit, whatever the tiling. rec gets kernel name, cost model and launch shape (rec.ms
+// is left to the caller).
 template <class View>
-void launch_nbody_potential(const View& bodies, double eps2, double* phi, cudaStream_t stream);
+void launch_nbody_forces(const View& bodies, ForcePass pass, Tiling tiling, double eps2, double G,
+                         const NbodyTuning& tuning, double* psi, cudaStream_t stream, KernelRecord& rec);
 
 }  // namespace tiersim::cuda

@@ -109,28 +109,33 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   EXPECT_EQ(stored.get_string("strategy.layout"), "aos");
 
   // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces), plus the
-  // initial force evaluation at step 0, plus the diagnostics (nbody_potential) at their cadence,
-  // each on its own step: 0, 2, 4, 6, 8, 10, and one write_output row (the output thread's file
-  // writes) per snapshot: 0, 5, 10.
+  // initial force evaluation at step 0, plus the diagnostics at their cadence, each on its own
+  // step: 0, 2, 4, 6, 8, 10. On those steps the force pass also sums the potential
+  // (nbody_forces_potential), which the diagnostics (nbody_diagnostics) then read: no separate
+  // potential pass (nbody_potential). And one write_output row (the output thread's file writes)
+  // per snapshot: 0, 5, 10.
   std::ifstream tel(o.out_dir + "/telemetry.csv");
   std::string line;
   int rows = -1;
   std::map<std::string, int> per_kernel;
-  std::vector<long long> potential_steps;
+  std::vector<long long> diagnostics_steps, fused_steps;
   while (std::getline(tel, line)) {
     if (++rows == 0) continue;
     const auto c1 = line.find(','), c2 = line.find(',', c1 + 1);
     const std::string kernel = line.substr(c1 + 1, c2 - c1 - 1);
     ++per_kernel[kernel];
-    if (kernel == "nbody_potential") potential_steps.push_back(std::stoll(line.substr(0, c1)));
+    if (kernel == "nbody_diagnostics") diagnostics_steps.push_back(std::stoll(line.substr(0, c1)));
+    if (kernel == "nbody_forces_potential") fused_steps.push_back(std::stoll(line.substr(0, c1)));
   }
   EXPECT_EQ(rows, 50);
-  EXPECT_EQ(per_kernel, (std::map<std::string, int>{{"nbody_forces", 11},
+  EXPECT_EQ(per_kernel, (std::map<std::string, int>{{"nbody_forces", 5},
+                                                    {"nbody_forces_potential", 6},
                                                     {"nbody_kick", 20},
                                                     {"nbody_drift", 10},
-                                                    {"nbody_potential", 6},
+                                                    {"nbody_diagnostics", 6},
                                                     {"write_output", 3}}));
-  EXPECT_EQ(potential_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(diagnostics_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(fused_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
   // Both ceilings of the roofline are measured and carried by every row and by summary.json.
   {
     std::ifstream t2(o.out_dir + "/telemetry.csv");
