@@ -24,6 +24,10 @@ struct KernelRecord {
   bool l2_window = false;       // an L2 access-policy window was active for this launch
   double l2_window_bytes = 0;
   double l2_hit_ratio = 0;
+  // The bandwidth "% of ceiling" compares with: 0, the copy bandwidth measured at start-up; a
+  // positive figure, another measured link (device-to-host copies: the pinned link); negative,
+  // none (file writes).
+  double ceiling_gbs = 0;
 };
 
 // A record with the step it belongs to: one row of telemetry.

@@ -25,7 +25,7 @@ namespace tiersim {
 namespace {
 
 struct BenchL2Options {
-  std::vector<std::string> equations{"heat", "wave", "gray-scott"};
+  std::vector<std::string> equations = equation_names();  // every listed equation
   std::vector<int> sizes{96, 128, 160, 176, 192, 208, 224, 256, 320, 384};
   int radius = 1;
   std::string boundary = "periodic";
@@ -180,13 +180,11 @@ void run_bench_l2(const BenchL2Options& o) {
       p.nx = p.ny = p.nz = n;
       p.radius = o.radius;
       p.boundary = o.boundary == "fixed" ? Boundary::Fixed : Boundary::Periodic;
-      for (int a = 0; a < 3; ++a) p.h[a] = p.equation == Equation::GrayScott ? 1.0 : 1.0 / n;
+      const bool grid_units = with_equation(p.equation, [](auto eq) { return decltype(eq)::kGridUnits; });
+      for (int a = 0; a < 3; ++a) p.h[a] = grid_units ? 1.0 : 1.0 / n;
       const int nf = stencil_field_count(p.equation);
       while (int(init.size()) < nf) init.push_back(random_field(p.points(), 17 + init.size(), 0.25, 0.5));
-      const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-      const double dt = 0.5 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-                               : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                              : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
+      const double dt = 0.5 * stencil_dt_limit(p);
       s.l2_persist = L2Persist::Off;
       const Measured off = measure_stencil(s, p, init, dt, o);
       for (const std::string& wname : o.windows)
@@ -207,8 +205,9 @@ void run_bench_l2(const BenchL2Options& o) {
         placed.tuning.l2_fill = fill;
         const Measured on = measure_stencil(placed, p, init, dt, o);
         const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
-        const double hot = field * (p.equation == Equation::GrayScott ? 2 : 1) * (w == StencilL2Target::Pair ? 2 : 1);
-        const std::string eq = eq_name == "gray-scott" ? "grayscott" : eq_name;
+        const int fields = with_equation(p.equation, [](auto eq) { return decltype(eq)::kFields; });
+        const double hot = field * fields * (w == StencilL2Target::Pair ? 2 : 1);
+        const std::string eq = kernel_tag(p.equation);
         std::string label = o.windows.size() > 1 ? eq + "/" + wname : eq;
         if (o.fills.size() > 1) {
           char f[16];
@@ -246,7 +245,9 @@ void run_bench_l2(const BenchL2Options& o) {
 void register_bench_l2(CLI::App& bench) {
   auto o = std::make_shared<BenchL2Options>();
   CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
-  sub->add_option("--equations", o->equations, "heat, wave, gray-scott")->delimiter(',')->capture_default_str();
+  sub->add_option("--equations", o->equations, equation_choices(", "))
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
   sub->add_option("--stencil-window", o->windows, "auto (wave: fixed, else output), pair, output, output-half, fixed, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
       ->delimiter(',')

@@ -77,10 +77,7 @@ void run_bench_stencil(const BenchStencilOptions& o) {
     for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f), 0.5, 1.0));
     for (int R : o.radii) {
       p.radius = R;
-      const double rho = laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]);
-      const double dt = 0.5 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-                               : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                              : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
+      const double dt = 0.5 * stencil_dt_limit(p);
       for (const auto& ts : (gpu ? o.tilings : std::vector<std::string>{"none"}))
         for (const auto& cs : (gpu ? o.coeffs : std::vector<std::string>{"constant"})) {
           s.tiling = parse_flag<Tiling>(ts);
@@ -128,7 +125,8 @@ void register_bench_stencil(CLI::App& bench) {
   sub->add_option("--radii", o->radii, "stencil radii 1..4")->delimiter(',')->capture_default_str();
   sub->add_option("--tilings", o->tilings, "none, shared")->delimiter(',')->capture_default_str();
   sub->add_option("--coeffs", o->coeffs, "constant, global")->delimiter(',')->capture_default_str();
-  sub->add_option("--equation", o->equation, "heat, wave, gray-scott")->capture_default_str();
+  sub->add_option("--equation", o->equation, equation_choices(", "))
+      ->capture_default_str();
   sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
   sub->add_option("--backend", o->backend, "auto, cuda, cpu")->capture_default_str();
   sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();

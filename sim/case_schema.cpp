@@ -26,6 +26,7 @@ std::vector<KeySpec> build_schema() {
       {"run.checkpoint_every", T::Int, "0", "write a restart checkpoint every N steps (0: with each snapshot)", 0, 1e12},
       {"run.seed", T::Int, "1", "random seed of the initial conditions", 0, 9.2e18},
       {"run.telemetry", T::Bool, "true", "time every CUDA kernel with events (false: no events, ms = 0; to measure telemetry's own cost)"},
+      {"run.output_slots", T::Int, "2", "snapshots and checkpoints staged in host memory at most while the output thread writes them (the steps wait only when every slot is busy)", 1, 64},
       {"run.telemetry_every", T::Int, "1", "time and record the kernels of every N-th step only (the others run without events: for steps shorter than ~0.3 ms)", 1, 1e12},
       // [strategy]
       {"strategy.l2_persist_bytes", T::Int, "0", "bytes of the L2 window (0: the hot set, clamped to the device maximum)", 0, 1e15},

@@ -10,7 +10,9 @@
 
 #include "base/error.hpp"
 #include "base/strategy.hpp"
+#include "sim/output_dir.hpp"
 #include "sim/run.hpp"
+#include "sim/stop_signal.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
@@ -141,6 +143,7 @@ int run_compare(const CompareOptions& o) {
   };
   std::vector<Outcome> outcomes;
   for (const auto& combo : combos) {
+    if (stop_signal()) break;  // SIGINT/SIGTERM: the combinations run so far are reported
     Outcome out{combo, "", "", 0, {}, {}};
     RunOptions ro;
     ro.case_path = o.case_path;
@@ -156,6 +159,7 @@ int run_compare(const CompareOptions& o) {
     std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
     try {
       RunResult r = run_case(ro);
+      if (r.exit_code != 0) break;  // stopped by a signal: its figures are partial
       out.strategy = r.strategy;
       out.peak = r.telemetry.peak_gbs();
       out.kernels = figures(r.telemetry, o.warmup);
@@ -222,6 +226,7 @@ int run_compare(const CompareOptions& o) {
       else std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
     }
   }
+  if (const int sig = stop_signal()) return 128 + sig;
   return failed == static_cast<int>(outcomes.size()) ? 1 : 0;
 }
 
@@ -242,7 +247,8 @@ void register_compare(CLI::App& app, CompareOptions& o) {
       ->allow_extra_args(false);
   c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
   c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
-  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)");
+  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty path") : std::string(); }, "DIR"));
   c->add_flag("--force", o.force, "replace an existing output directory");
   c->add_flag("!--no-chart", o.chart, "do not draw compare.png");
 }

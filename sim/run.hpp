@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,18 +32,6 @@ struct RunResult {
   double wall_seconds = 0;
   Telemetry telemetry{"", 0};
 };
-
-// Whether `name` is something tiersim (or its render/plot scripts) writes into a run's directory.
-bool is_tiersim_output(std::string name);
-
-// Why --force may not replace the non-empty run directory `dir` ("" where it may): every entry a
-// tiersim name and a snapshots.h5 that tiersim wrote.
-std::string why_not_replaceable(const std::filesystem::path& dir);
-
-// Creates the output directory `dir`. A non-empty one is an error unless `force`, and then it is
-// emptied entry by entry only where why_not(dir) is "" (so `--out . --force` deletes nothing).
-void prepare_out_dir(const std::string& dir, bool force,
-                     const std::function<std::string(const std::filesystem::path&)>& why_not);
 
 // Runs a case to the end; throws Error for bad input (before anything is written).
 RunResult run_case(const RunOptions& o);

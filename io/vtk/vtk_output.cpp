@@ -14,14 +14,16 @@
 #include <vtkXMLImageDataWriter.h>
 #include <vtkXMLPolyDataWriter.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <type_traits>
 
-#include "io/snapshots.hpp"
-#include "io/xdmf.hpp"
+#include "base/error.hpp"
+#include "io/atomic_file.hpp"
+#include "io/snapshot_index.hpp"
 
 namespace fs = std::filesystem;
 
@@ -83,8 +85,9 @@ void write_vtk_atomically(const std::string& path, Data* data) {
 
 }  // namespace
 
-struct VtkWriter::Impl {
+struct VtkOutput::Impl {
   std::string dir;
+  bool double_precision = false;
   std::vector<Entry> particles, fields;
   // Fields of one step gather here until the step changes or commit().
   vtkSmartPointer<vtkImageData> pending;
@@ -150,16 +153,18 @@ struct VtkWriter::Impl {
   }
 };
 
-VtkWriter::VtkWriter(const std::string& dir) : impl_(std::make_unique<Impl>()) {
+VtkOutput::VtkOutput(const std::string& dir, bool double_precision) : impl_(std::make_unique<Impl>()) {
   impl_->dir = dir;
+  impl_->double_precision = double_precision;
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "vtk", ec);
   if (ec) throw Error((fs::path(dir) / "vtk").string() + ": cannot create: " + ec.message());
 }
 
-VtkWriter::~VtkWriter() = default;
+VtkOutput::~VtkOutput() = default;
 
-void VtkWriter::write_particles(std::int64_t step, double time, const Bodies& b, bool double_precision) {
+void VtkOutput::write_particles(std::int64_t step, double time, const Bodies& b, double) {
+  const bool double_precision = impl_->double_precision;
   const vtkIdType n = vtkIdType(b.size());
   auto points = vtkSmartPointer<vtkPoints>::New();
   points->SetDataType(double_precision ? VTK_DOUBLE : VTK_FLOAT);
@@ -217,30 +222,35 @@ void VtkWriter::write_particles(std::int64_t step, double time, const Bodies& b,
   impl_->particles.push_back({step, time, rel});
 }
 
-void VtkWriter::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+void VtkOutput::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                             const float* data) {
   impl_->write_field(step, time, name, g, data);
 }
-void VtkWriter::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+void VtkOutput::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                             const double* data) {
   impl_->write_field(step, time, name, g, data);
 }
 
-void VtkWriter::commit() {
+void VtkOutput::commit() {
   impl_->flush_pending();
   if (!impl_->particles.empty()) write_file_atomically(particles_pvd(), pvd_text(impl_->particles));
   if (!impl_->fields.empty()) write_file_atomically(fields_pvd(), pvd_text(impl_->fields));
 }
 
-void VtkWriter::adopt_existing(const std::vector<std::pair<std::int64_t, double>>& particle_steps,
-                               const std::vector<std::pair<std::int64_t, double>>& field_steps) {
+void VtkOutput::resume(const SnapshotIndex& kept) {
   impl_->particles.clear();
   impl_->fields.clear();
   impl_->pending = nullptr;
+  std::vector<std::pair<std::int64_t, double>> field_steps;
+  for (const auto& f : kept.fields) field_steps.insert(field_steps.end(), f.rows.begin(), f.rows.end());
+  std::sort(field_steps.begin(), field_steps.end());
+  field_steps.erase(std::unique(field_steps.begin(), field_steps.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    field_steps.end());
   std::error_code ec;
-  for (const auto& [step, time] : particle_steps) {
-    const std::string rel = "vtk/" + file_name("particles", step, "vtp");
-    if (fs::exists(fs::path(impl_->dir) / rel, ec)) impl_->particles.push_back({step, time, rel});
+  for (const auto& r : kept.particle_rows) {
+    const std::string rel = "vtk/" + file_name("particles", r.step, "vtp");
+    if (fs::exists(fs::path(impl_->dir) / rel, ec)) impl_->particles.push_back({r.step, r.time, rel});
   }
   for (const auto& [step, time] : field_steps) {
     const std::string rel = "vtk/" + file_name("fields", step, "vti");
@@ -248,7 +258,7 @@ void VtkWriter::adopt_existing(const std::vector<std::pair<std::int64_t, double>
   }
 }
 
-std::string VtkWriter::particles_pvd() const { return (fs::path(impl_->dir) / "particles.pvd").string(); }
-std::string VtkWriter::fields_pvd() const { return (fs::path(impl_->dir) / "fields.pvd").string(); }
+std::string VtkOutput::particles_pvd() const { return (fs::path(impl_->dir) / "particles.pvd").string(); }
+std::string VtkOutput::fields_pvd() const { return (fs::path(impl_->dir) / "fields.pvd").string(); }
 
 }  // namespace tiersim

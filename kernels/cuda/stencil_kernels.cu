@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include <cuda.h>  // CUtensorMap and its enums (the encoder is reached through the runtime)
@@ -146,7 +147,8 @@ struct TmaMaps {
   CUtensorMap m[2];
 };
 
-template <class T>
+// The kernels' argument block: the grids and the equation's point-update parameters.
+template <class T, class Eq>
 struct Args {
   const T* in0;
   const T* in1;
@@ -157,31 +159,51 @@ struct Args {
   int pace;  // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
-  T p0, p1, p2, p3, p4;
+  typename Eq::template Params<T> prm;
 };
 
-constexpr int kHeat = 0, kWave = 1, kGrayScott = 2;
-
-template <int EQ>
-constexpr int stencil_fields() { return EQ == kGrayScott ? 2 : 1; }
-
-// The point update once the Laplacians are known (shared by both tilings).
-template <class T, int EQ>
-__device__ __forceinline__ void update_point(const Args<T>& a, T u, T v, T lu, T lv, T up, T& o0, T& o1) {
-  if constexpr (EQ == kHeat) {
-    o0 = heat_update(u, lu, HeatParams<T>{a.p0});
-  } else if constexpr (EQ == kWave) {
-    o0 = wave_update(u, up, lu, WaveParams<T>{a.p0});
-  } else {
-    gray_scott_update(u, v, lu, lv, GrayScottParams<T>{a.p0, a.p1, a.p2, a.p3, a.p4}, o0, o1);
+// The updates and stores of this thread's RY rows of VW points of plane z (the register-prefetch
+// and ring kernels): the equation's point update from the centre values (queue slot c of q), the
+// Laplacians and, with a previous level, u(t - dt) (up), then one 16-byte store per row and field
+// (element stores at the grid's right edge).
+template <class T, class Eq, int RY, int Q>
+__device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
+                                                 const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY],
+                                                 int x0, int y0, long long off, int z) {
+  constexpr int NS = Eq::kFields, VW = V<T>::n;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    if (y0 + r < a.ny && x0 < a.nx) {
+      V<T> o[NS];
+#pragma unroll
+      for (int e = 0; e < VW; ++e) {
+        T u[NS], l[NS], out[NS];
+#pragma unroll
+        for (int f = 0; f < NS; ++f) u[f] = q[f][r][c].e[e], l[f] = lap[f][r][e];
+        Eq::update(a.prm, u, l, Eq::kPreviousLevel ? up[r].e[e] : T(0), out);
+#pragma unroll
+        for (int f = 0; f < NS; ++f) o[f].e[e] = out[f];
+      }
+      const long long at = off + r * a.sy + z * a.sz;
+      T* const dst[2] = {a.out0 + at, a.out1 + at};
+      if (x0 + VW <= a.nx) {
+#pragma unroll
+        for (int f = 0; f < NS; ++f) st16(dst[f], o[f]);
+      } else {
+        for (int e = 0; e < VW && x0 + e < a.nx; ++e)
+#pragma unroll
+          for (int f = 0; f < NS; ++f) dst[f][e] = o[f].e[e];
+      }
+    }
   }
 }
 
 // ---- tiling none ------------------------------------------------------------------------------
 constexpr int kNoneBY = 8;
 
-template <class T, int R, int EQ, class C>
-__device__ __forceinline__ void none_body(const Args<T>& a, const C& co) {
+template <class T, int R, class Eq, class C>
+__device__ __forceinline__ void none_body(const Args<T, Eq>& a, const C& co) {
+  constexpr int NS = Eq::kFields;
   const int x = blockIdx.x * 32 + threadIdx.x;
   const int y = blockIdx.y * kNoneBY + threadIdx.y;
   if (x >= a.nx || y >= a.ny) return;
@@ -194,21 +216,23 @@ __device__ __forceinline__ void none_body(const Args<T>& a, const C& co) {
         return __ldg(g + o + (axis == 0 ? (long long)d : axis == 1 ? d * sy : d * sz));
       });
     };
-    const T u = __ldg(a.in0 + o);
-    const T lu = lap(a.in0);
-    T v = 0, lv = 0, up = 0, o0, o1 = 0;
-    if constexpr (EQ == kGrayScott) v = __ldg(a.in1 + o), lv = lap(a.in1);
-    if constexpr (EQ == kWave) up = a.prev[o];
-    update_point<T, EQ>(a, u, v, lu, lv, up, o0, o1);
-    a.out0[o] = o0;
-    if constexpr (EQ == kGrayScott) a.out1[o] = o1;
+    const T* const in[2] = {a.in0, a.in1};
+    T* const out[2] = {a.out0, a.out1};
+    T u[NS], lu[NS], o_new[NS];
+#pragma unroll
+    for (int f = 0; f < NS; ++f) u[f] = __ldg(in[f] + o), lu[f] = lap(in[f]);
+    T up = 0;
+    if constexpr (Eq::kPreviousLevel) up = a.prev[o];
+    Eq::update(a.prm, u, lu, up, o_new);
+#pragma unroll
+    for (int f = 0; f < NS; ++f) out[f][o] = o_new[f];
   }
 }
 
-template <class T, int R, int EQ, bool CONST>
-__global__ void __launch_bounds__(32 * kNoneBY) stencil_none_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco) {
-  if constexpr (CONST) none_body<T, R, EQ>(a, const_coeffs<T>());
-  else none_body<T, R, EQ>(a, *gco);
+template <class T, int R, class Eq, bool CONST>
+__global__ void __launch_bounds__(32 * kNoneBY) stencil_none_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
+  if constexpr (CONST) none_body<T, R, Eq>(a, const_coeffs<T>());
+  else none_body<T, R, Eq>(a, *gco);
 }
 
 // ---- tiling shared (2.5D) ---------------------------------------------------------------------
@@ -218,7 +242,7 @@ __global__ void __launch_bounds__(32 * kNoneBY) stencil_none_kernel(Args<T> a, c
 // (Not every kernel uses every member of Tile and Ring: nvcc's "declared but never referenced"
 // is silenced for these two structs, not file-wide.)
 #pragma nv_diag_suppress 177
-template <class T, int R, int EQ, int BY, int PF, int RY>
+template <class T, int R, class Eq, int BY, int PF, int RY>
 struct Tile {
   static constexpr int VW = V<T>::n;                 // points per thread and row (one 16-byte vector)
   static constexpr int TX = 32 * VW;                 // tile width in points
@@ -226,7 +250,7 @@ struct Tile {
   static constexpr int XH = (R + VW - 1) / VW;       // halo vectors per side in x
   static constexpr int SW = TX + 2 * XH * VW;        // shared row width in points
   static constexpr int ROWS = TY + 2 * R;
-  static constexpr int NS = stencil_fields<EQ>();
+  static constexpr int NS = Eq::kFields;
   static constexpr int Q = 2 * R + PF;               // register queue: planes z-R .. z+R+PF-1
   static constexpr int NB = PF + 1;                  // shared buffers: plane z and PF planes of halo in flight
   static constexpr int HYI = (2 * R + BY - 1) / BY;  // y-halo rows per warp (2R rows over BY warps)
@@ -237,9 +261,9 @@ struct Tile {
 // z - R + j is (j + s) mod Q, a compile-time index, so the queue rotates by renaming registers
 // instead of Q vector moves per plane; the plane loaded at step s goes into slot s, which held
 // plane z - R (dead once this plane is computed).
-template <class T, int R, int EQ, int BY, int PF, int RY, class C>
-__device__ __forceinline__ void shared_body(const Args<T>& a, const C& co) {
-  using K = Tile<T, R, EQ, BY, PF, RY>;
+template <class T, int R, class Eq, int BY, int PF, int RY, class C>
+__device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
+  using K = Tile<T, R, Eq, BY, PF, RY>;
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, Q = K::Q, NB = K::NB, TY = K::TY;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
@@ -314,8 +338,8 @@ __device__ __forceinline__ void shared_body(const Args<T>& a, const C& co) {
   // Halos of planes z0 .. z0+PF-1 in flight; the wave's u(t-dt) PF planes ahead in registers.
 #pragma unroll
   for (int i = 0; i < PF; ++i) copy_halo(z0 + i, i);
-  V<T> upq[EQ == kWave ? PF : 1][RY];
-  if constexpr (EQ == kWave) {
+  V<T> upq[Eq::kPreviousLevel ? PF : 1][RY];
+  if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
     for (int i = 0; i < PF; ++i)
 #pragma unroll
@@ -343,7 +367,7 @@ __device__ __forceinline__ void shared_body(const Args<T>& a, const C& co) {
         }
       }
       V<T> upn[RY];
-      if constexpr (EQ == kWave) {
+      if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int r = 0; r < RY; ++r)
           upn[r] = y0 + r < a.ny && x0 < a.nx && z + PF < z1 ? ld16(a.prev + off + r * sy + (z + PF) * sz)
@@ -396,39 +420,14 @@ __device__ __forceinline__ void shared_body(const Args<T>& a, const C& co) {
         }
       }
 
-#pragma unroll
-      for (int r = 0; r < RY; ++r) {
-        if (y0 + r < a.ny && x0 < a.nx) {
-          V<T> o0, o1;
-#pragma unroll
-          for (int e = 0; e < VW; ++e) {
-            T r1 = 0;
-            const T up = EQ == kWave ? upq[0][r].e[e] : T(0);
-            update_point<T, EQ>(a, q[0][r][c].e[e], NS > 1 ? q[NS - 1][r][c].e[e] : T(0), lap[0][r][e],
-                                lap[NS - 1][r][e], up, o0.e[e], r1);
-            o1.e[e] = r1;
-          }
-          const long long o = off + r * sy + z * sz;
-          T* p0 = a.out0 + o;
-          T* p1 = EQ == kGrayScott ? a.out1 + o : nullptr;
-          if (x0 + VW <= a.nx) {
-            st16(p0, o0);
-            if constexpr (EQ == kGrayScott) st16(p1, o1);
-          } else {
-            for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
-              p0[e] = o0.e[e];
-              if constexpr (EQ == kGrayScott) p1[e] = o1.e[e];
-            }
-          }
-        }
-      }
+      update_and_store(a, q, c, lap, upq[0], x0, y0, off, z);
 
       // Slot s held plane z - R, dead now: it takes plane z + R + PF.
 #pragma unroll
       for (int f = 0; f < NS; ++f)
 #pragma unroll
         for (int r = 0; r < RY; ++r) q[f][r][s] = nq[f][r];
-      if constexpr (EQ == kWave) {
+      if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int i = 0; i + 1 < PF; ++i)
 #pragma unroll
@@ -442,10 +441,10 @@ __device__ __forceinline__ void shared_body(const Args<T>& a, const C& co) {
   cp_async_wait_group<0>();
 }
 
-template <class T, int R, int EQ, bool CONST, int BY, int PF, int RY, int MINB>
-__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco) {
-  if constexpr (CONST) shared_body<T, R, EQ, BY, PF, RY>(a, const_coeffs<T>());
-  else shared_body<T, R, EQ, BY, PF, RY>(a, *gco);
+template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY, int MINB>
+__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
+  if constexpr (CONST) shared_body<T, R, Eq, BY, PF, RY>(a, const_coeffs<T>());
+  else shared_body<T, R, Eq, BY, PF, RY>(a, *gco);
 }
 
 
@@ -459,9 +458,9 @@ __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_k
 // TMA = true: each plane (tile and halo of every field) is one bulk tensor copy issued by one
 // thread and completing on the buffer's mbarrier, instead of 2-6 cp.async per thread with their
 // address arithmetic; the box lands in the same layout.
-template <class T, int R, int EQ, int BY, int P, int RY, bool TMA = false>
+template <class T, int R, class Eq, int BY, int P, int RY, bool TMA = false>
 struct Ring {
-  using K = Tile<T, R, EQ, BY, 1, RY>;
+  using K = Tile<T, R, Eq, BY, 1, RY>;
   static constexpr int D = R + P;                       // planes copied ahead of the current one
   static constexpr int NB = D + 1;                      // ring buffers
   static constexpr int Q = 2 * R + 1;                   // register queue
@@ -474,10 +473,10 @@ struct Ring {
 };
 #pragma nv_diag_default 177
 
-template <class T, int R, int EQ, int BY, int P, int RY, bool TMA, class C>
-__device__ __forceinline__ void ring_body(const Args<T>& a, const C& co, const TmaMaps& maps) {
-  using K = Tile<T, R, EQ, BY, 1, RY>;
-  using G = Ring<T, R, EQ, BY, P, RY, TMA>;
+template <class T, int R, class Eq, int BY, int P, int RY, bool TMA, class C>
+__device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, const TmaMaps& maps) {
+  using K = Tile<T, R, Eq, BY, 1, RY>;
+  using G = Ring<T, R, Eq, BY, P, RY, TMA>;
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
   constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -570,8 +569,8 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co, const T
     }
   }
   constexpr int UP = 2;  // the wave's u(t-dt), UP planes ahead in registers
-  V<T> upq[EQ == kWave ? UP : 1][RY];
-  if constexpr (EQ == kWave) {
+  V<T> upq[Eq::kPreviousLevel ? UP : 1][RY];
+  if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
     for (int i = 0; i < UP; ++i)
 #pragma unroll
@@ -588,7 +587,7 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co, const T
       if (z >= z1) break;  // block-uniform
       const int c = (R + s) % Q;  // slot of plane z
       V<T> upn[RY];
-      if constexpr (EQ == kWave) {
+      if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int r = 0; r < RY; ++r)
           upn[r] = y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? ld16(a.prev + off + r * sy + (z + UP) * sz)
@@ -649,33 +648,8 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co, const T
         }
       }
 
-#pragma unroll
-      for (int r = 0; r < RY; ++r) {
-        if (y0 + r < a.ny && x0 < a.nx) {
-          V<T> o0, o1;
-#pragma unroll
-          for (int e = 0; e < VW; ++e) {
-            T r1 = 0;
-            const T up = EQ == kWave ? upq[0][r].e[e] : T(0);
-            update_point<T, EQ>(a, q[0][r][c].e[e], NS > 1 ? q[NS - 1][r][c].e[e] : T(0), lap[0][r][e],
-                                lap[NS - 1][r][e], up, o0.e[e], r1);
-            o1.e[e] = r1;
-          }
-          const long long o = off + r * sy + z * sz;
-          T* p0 = a.out0 + o;
-          T* p1 = EQ == kGrayScott ? a.out1 + o : nullptr;
-          if (x0 + VW <= a.nx) {
-            st16(p0, o0);
-            if constexpr (EQ == kGrayScott) st16(p1, o1);
-          } else {
-            for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
-              p0[e] = o0.e[e];
-              if constexpr (EQ == kGrayScott) p1[e] = o1.e[e];
-            }
-          }
-        }
-      }
-      if constexpr (EQ == kWave) {
+      update_and_store(a, q, c, lap, upq[0], x0, y0, off, z);
+      if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int i = 0; i + 1 < UP; ++i)
 #pragma unroll
@@ -690,11 +664,11 @@ __device__ __forceinline__ void ring_body(const Args<T>& a, const C& co, const T
   if constexpr (!TMA) cp_async_wait_group<0>();
 }
 
-template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
+template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
 __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
-    stencil_ring_kernel(Args<T> a, const StencilCoeffs<T>* __restrict__ gco, const __grid_constant__ TmaMaps maps) {
-  if constexpr (CONST) ring_body<T, R, EQ, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
-  else ring_body<T, R, EQ, BY, P, RY, TMA>(a, *gco, maps);
+    stencil_ring_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco, const __grid_constant__ TmaMaps maps) {
+  if constexpr (CONST) ring_body<T, R, Eq, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
+  else ring_body<T, R, Eq, BY, P, RY, TMA>(a, *gco, maps);
 }
 
 // ---- drivers ----------------------------------------------------------------------------------
@@ -709,30 +683,28 @@ int choose_zchunk(int requested, long long tiles_xy, int nz, int slots, int R) {
   return std::min(nz, std::max(zc, 4 * R));
 }
 
-template <class T>
-Args<T> make_args(const StencilLaunch<T>& l) {
-  Args<T> a;
+template <class T, class Eq>
+Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
+  Args<T, Eq> a;
   a.in0 = l.in[0].origin;
-  a.in1 = l.in[1].origin ? l.in[1].origin : l.in[0].origin;
+  a.in1 = l.in[Eq::kFields - 1].origin;  // one field: in1 == in0, never read
   a.prev = l.prev ? l.prev : l.in[0].origin;
   a.out0 = l.out[0].origin;
-  a.out1 = l.out[1].origin ? l.out[1].origin : l.out[0].origin;
+  a.out1 = l.out[Eq::kFields - 1].origin;
   a.nx = l.in[0].nx, a.ny = l.in[0].ny, a.nz = l.in[0].nz;
   a.xlimit = l.xlimit;
   a.sy = l.in[0].sy, a.sz = l.in[0].sz;
-  a.p0 = l.p[0], a.p1 = l.p[1], a.p2 = l.p[2], a.p3 = l.p[3], a.p4 = l.p[4];
+  a.prm = l.params;
   a.zchunk = 0;
   a.pace = 0;
   a.gx0 = a.gy0 = a.gz0 = 0;
   return a;
 }
 
-const char* eq_tag(int eq) { return eq == kHeat ? "heat" : eq == kWave ? "wave" : "gray_scott"; }
-
-template <class T, int R, int EQ, bool CONST, int BY, int PF, int RY = 1, int MINB = 0>
-StencilLaunchInfo launch_shared(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s) {
-  using K = Tile<T, R, EQ, BY, PF, RY>;
-  auto kern = stencil_shared_kernel<T, R, EQ, CONST, BY, PF, RY, MINB>;
+template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY = 1, int MINB = 0>
+StencilLaunchInfo launch_shared(const StencilLaunch<T, Eq>& l, Args<T, Eq> a, cudaStream_t s) {
+  using K = Tile<T, R, Eq, BY, PF, RY>;
+  auto kern = stencil_shared_kernel<T, R, Eq, CONST, BY, PF, RY, MINB>;
   static bool configured = false;
   if (!configured) {
     TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(K::smem_bytes)),
@@ -745,7 +717,7 @@ StencilLaunchInfo launch_shared(const StencilLaunch<T>& l, Args<T> a, cudaStream
   a.zchunk = choose_zchunk(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, R);
   const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
   kern<<<grid, dim3(32, BY), K::smem_bytes, s>>>(a, l.coeffs_global);
-  std::string name = std::string("stencil_") + eq_tag(EQ) + "_shared_r" + std::to_string(R) + "_by" +
+  std::string name = std::string("stencil_") + Eq::kKernelTag + "_shared_r" + std::to_string(R) + "_by" +
                      std::to_string(BY) + "_pf" + std::to_string(PF);
   if (RY > 1) name += "_ry" + std::to_string(RY);
   if (MINB > 0) name += "_mb" + std::to_string(MINB);
@@ -757,7 +729,7 @@ StencilLaunchInfo launch_shared(const StencilLaunch<T>& l, Args<T> a, cudaStream
   const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
   const double reads = double(K::NS) * double(grid.x) * grid.y * (double(a.nz) + 2.0 * R * grid.z) * tile_plane;
   const double pts = double(a.nx) * a.ny * a.nz;
-  const double writes = pts * K::NS + (EQ == kWave ? pts : 0);
+  const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T)};
 }
 
@@ -810,8 +782,8 @@ CUtensorMapL2promotion tma_l2_promotion() {
 // A 3D map over the allocation of the grid whose interior starts at `origin` (x: row pitch,
 // y: rows with halos, z: planes with halos); boxes of sw x rows x 1 points; outside it the copy
 // engine fills zeros (where the cp.async path writes zeros too).
-template <class T>
-CUtensorMap encode_grid_map(const T* origin, const Args<T>& a, int r, int sw, int rows) {
+template <class T, class Eq>
+CUtensorMap encode_grid_map(const T* origin, const Args<T, Eq>& a, int r, int sw, int rows) {
   const T* base = origin - (a.gx0 + a.gy0 * a.sy + a.gz0 * a.sz);
   const cuuint64_t dims[3] = {cuuint64_t(a.sy), cuuint64_t(a.ny + 2 * r), cuuint64_t(a.nz + 2 * r)};
   const cuuint64_t strides[2] = {cuuint64_t(a.sy) * sizeof(T), cuuint64_t(a.sz) * sizeof(T)};
@@ -826,11 +798,11 @@ CUtensorMap encode_grid_map(const T* origin, const Args<T>& a, int r, int sw, in
   return m;
 }
 
-template <class T, int R, int EQ, bool CONST, int BY, int P, int RY, int MINB = 0, bool TMA = false>
-StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s, int cx = 1, int cy = 1) {
-  using K = Tile<T, R, EQ, BY, 1, RY>;
-  using G = Ring<T, R, EQ, BY, P, RY, TMA>;
-  auto kern = stencil_ring_kernel<T, R, EQ, CONST, BY, P, RY, MINB, TMA>;
+template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB = 0, bool TMA = false>
+StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, Args<T, Eq> a, cudaStream_t s, int cx = 1, int cy = 1) {
+  using K = Tile<T, R, Eq, BY, 1, RY>;
+  using G = Ring<T, R, Eq, BY, P, RY, TMA>;
+  auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;
   TmaMaps maps{};
   if constexpr (TMA) {
     if (l.cc_major < 9) throw Error("stencil: the bulk tensor copy kernel needs a Hopper GPU (compute capability 9.0)");
@@ -877,7 +849,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t
   } else {
     kern<<<grid, dim3(32, BY), G::smem_bytes, s>>>(a, l.coeffs_global, maps);
   }
-  std::string name = std::string("stencil_") + eq_tag(EQ) + (TMA ? "_tma_r" : "_ring_r") + std::to_string(R) +
+  std::string name = std::string("stencil_") + Eq::kKernelTag + (TMA ? "_tma_r" : "_ring_r") + std::to_string(R) +
                      "_by" + std::to_string(BY) + "_p" + std::to_string(P);
   if (RY > 1) name += "_ry" + std::to_string(RY);
   if (MINB > 0) name += "_mb" + std::to_string(MINB);
@@ -892,7 +864,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T>& l, Args<T> a, cudaStream_t
   const double reads = double(K::NS) * blocks_xy *
                        ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
   const double pts = double(a.nx) * a.ny * a.nz;
-  const double writes = pts * K::NS + (EQ == kWave ? pts : 0);
+  const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T)};
 }
 
@@ -917,44 +889,49 @@ Shape env_shape() {
   return sh;
 }
 
-template <class T, int R, int EQ, bool CONST>
-StencilLaunchInfo launch_none(const StencilLaunch<T>& l, Args<T> a, cudaStream_t s) {
+template <class T, int R, class Eq, bool CONST>
+StencilLaunchInfo launch_none(const StencilLaunch<T, Eq>& l, Args<T, Eq> a, cudaStream_t s) {
   const long long tx = ceil_div(a.nx, 32), ty = ceil_div(a.ny, kNoneBY);
   int per_sm = 1;
-  auto kern = stencil_none_kernel<T, R, EQ, CONST>;
+  auto kern = stencil_none_kernel<T, R, Eq, CONST>;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * kNoneBY, 0));
   a.zchunk = l.tuning.z_chunk > 0 ? std::min(l.tuning.z_chunk, a.nz)
                                   : std::max(16, choose_zchunk(0, tx * ty, a.nz, per_sm * l.sm_count, R));
   const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
   kern<<<grid, dim3(32, kNoneBY), 0, s>>>(a, l.coeffs_global);
-  const std::string name = std::string("stencil_") + eq_tag(EQ) + "_none_r" + std::to_string(R);
+  const std::string name = std::string("stencil_") + Eq::kKernelTag + "_none_r" + std::to_string(R);
   TIERSIM_CUDA_CHECK_LAUNCH("stencil_none_kernel",
                             name + ", grid " + std::to_string(a.nx) + "x" + std::to_string(a.ny) + "x" + std::to_string(a.nz));
   // Model: L1 catches the re-reads inside a block, so each block requests its footprint once:
   // its 32 x 8 columns over the chunk plus 2R planes, and the x and y halo columns over the chunk.
-  const double ns = stencil_fields<EQ>();
+  const double ns = Eq::kFields;
   const double per_block = 32.0 * kNoneBY * (a.zchunk + 2.0 * R) + 2.0 * R * (kNoneBY + 32.0) * a.zchunk;
   const double reads = ns * double(grid.x) * grid.y * grid.z * per_block;
   const double pts = double(a.nx) * a.ny * a.nz;
-  const double writes = pts * ns + (EQ == kWave ? pts : 0);
+  const double writes = pts * ns + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T)};
 }
 
-template <class T, int R, int EQ, bool CONST>
-StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
-  const Args<T> a = make_args(l);
-  if (l.tiling == Tiling::None) return launch_none<T, R, EQ, CONST>(l, a, s);
+template <class T, int R, class Eq, bool CONST>
+StencilLaunchInfo launch_eq(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
+  const Args<T, Eq> a = make_args(l);
+  if (l.tiling == Tiling::None) return launch_none<T, R, Eq, CONST>(l, a, s);
   // Tile shape, from the sweeps in docs/performance.md (H200, heat fp32, 512^3).
   // fp64 and Gray-Scott: 8 warps (16 would cap the registers at 128 and spill at R = 4).
-  constexpr int kBY = EQ == kGrayScott || std::is_same_v<T, double> ? 8 : 16;
+  constexpr int kBY = Eq::kFields > 1 || std::is_same_v<T, double> ? 8 : 16;
   constexpr int kPF = 2;
-  if constexpr (std::is_same_v<T, float> && EQ == kHeat) {
+  // One field read with halos and written, no previous level, fp32 (the heat equation's memory
+  // traffic): the shapes the heat sweeps chose, below. Every other equation and fp64: the
+  // register-prefetch kernel with kBY warps.
+  if constexpr (std::is_same_v<T, float> && Eq::kFields == 1 && !Eq::kPreviousLevel) {
+    // TIERSIM_STENCIL_SHAPE sweeps: the heat equation's.
+    if constexpr (std::is_same_v<Eq, equations::Heat>) {
     const Shape e = env_shape();
     if (e.k >= 0) {
 #define TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)                                        \
   if (e.k == K_ && e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) {      \
-    if constexpr (K_ == 0) return launch_shared<T, R, EQ, CONST, BY_, PF_, RY_, MB_>(l, a, s); \
-    else return launch_ring<T, R, EQ, CONST, BY_, PF_, RY_, MB_, K_ == 2>(l, a, s, e.cx, e.cy); \
+    if constexpr (K_ == 0) return launch_shared<T, R, Eq, CONST, BY_, PF_, RY_, MB_>(l, a, s); \
+    else return launch_ring<T, R, Eq, CONST, BY_, PF_, RY_, MB_, K_ == 2>(l, a, s, e.cx, e.cy); \
   }
       TIERSIM_SHAPE(0, 8, 2, 1, 0)
       TIERSIM_SHAPE(0, 4, 2, 2, 0)
@@ -989,6 +966,7 @@ StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
 #undef TIERSIM_SHAPE
       throw Error("TIERSIM_STENCIL_SHAPE: shape not built");
     }
+    }
     // Defaults (sweeps in docs/performance.md, 512^3, constant): R = 1 the register-prefetch
     // kernel, 4 warps x 2 rows (93% of copy; the ring kernel 75-79%). R = 2 ring, 16 warps x 1
     // row, P = 4; R = 3 ring, 8 warps x 2 rows, P = 4; R = 4 ring filled by the bulk tensor copy,
@@ -997,32 +975,27 @@ StencilLaunchInfo launch_eq(const StencilLaunch<T>& l, cudaStream_t s) {
     // reads them (H100: R = 2 81.7 -> 85.0%, R = 3 78.5 -> 82.2%, R = 4 76.8 -> 85.8%). Before
     // Hopper: no clusters, and R = 4 falls back to the cp.async ring.
     if (!l.tuning.block_y && !l.tuning.prefetch) {
-      if constexpr (R == 1) return launch_shared<T, R, EQ, CONST, 4, 2, 2, 0>(l, a, s);
-      else if constexpr (R == 2) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s, 1, 2);
-      else if constexpr (R == 3) return launch_ring<T, R, EQ, CONST, 8, 4, 2>(l, a, s, 1, 2);
-      else if (l.cc_major >= 9) return launch_ring<T, R, EQ, CONST, 8, 2, 4, 0, true>(l, a, s, 1, 2);
-      else return launch_ring<T, R, EQ, CONST, 8, 4, 4>(l, a, s);
+      if constexpr (R == 1) return launch_shared<T, R, Eq, CONST, 4, 2, 2, 0>(l, a, s);
+      else if constexpr (R == 2) return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, a, s, 1, 2);
+      else if constexpr (R == 3) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, a, s, 1, 2);
+      else if (l.cc_major >= 9) return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, a, s, 1, 2);
+      else return launch_ring<T, R, Eq, CONST, 8, 4, 4>(l, a, s);
     }
     const int by = l.tuning.block_y ? l.tuning.block_y : 8;
     const int pf = l.tuning.prefetch ? l.tuning.prefetch : 4;
-    if (by == 8 && pf == 2) return launch_ring<T, R, EQ, CONST, 8, 2, 1>(l, a, s);
-    if (by == 8 && pf == 4) return launch_ring<T, R, EQ, CONST, 8, 4, 1>(l, a, s);
-    if (by == 16 && pf == 2) return launch_ring<T, R, EQ, CONST, 16, 2, 1>(l, a, s);
-    if (by == 16 && pf == 4) return launch_ring<T, R, EQ, CONST, 16, 4, 1>(l, a, s);
+    if (by == 8 && pf == 2) return launch_ring<T, R, Eq, CONST, 8, 2, 1>(l, a, s);
+    if (by == 8 && pf == 4) return launch_ring<T, R, Eq, CONST, 8, 4, 1>(l, a, s);
+    if (by == 16 && pf == 2) return launch_ring<T, R, Eq, CONST, 16, 2, 1>(l, a, s);
+    if (by == 16 && pf == 4) return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, a, s);
     throw Error("stencil shared tiling: block_y must be 8 or 16 and prefetch 2 or 4");
   } else {
-    return launch_shared<T, R, EQ, CONST, kBY, kPF>(l, a, s);
+    return launch_shared<T, R, Eq, CONST, kBY, kPF>(l, a, s);
   }
 }
 
-template <class T, int R>
-StencilLaunchInfo launch_r(const StencilLaunch<T>& l, cudaStream_t s) {
-  const bool c = l.coeffs == CoeffSpace::Constant;
-  switch (l.equation) {
-    case Equation::Heat: return c ? launch_eq<T, R, kHeat, true>(l, s) : launch_eq<T, R, kHeat, false>(l, s);
-    case Equation::Wave: return c ? launch_eq<T, R, kWave, true>(l, s) : launch_eq<T, R, kWave, false>(l, s);
-    default: return c ? launch_eq<T, R, kGrayScott, true>(l, s) : launch_eq<T, R, kGrayScott, false>(l, s);
-  }
+template <class T, class Eq, int R>
+StencilLaunchInfo launch_r(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
+  return l.coeffs == CoeffSpace::Constant ? launch_eq<T, R, Eq, true>(l, s) : launch_eq<T, R, Eq, false>(l, s);
 }
 
 // ---- halo fill, reductions, point source ------------------------------------------------------
@@ -1113,13 +1086,13 @@ int reduce_blocks(long long n, int max_blocks) {
 
 }  // namespace
 
-template <class T>
-StencilLaunchInfo launch_stencil_update(const StencilLaunch<T>& l, cudaStream_t s) {
+template <class T, class Eq>
+StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   switch (l.radius) {
-    case 1: return launch_r<T, 1>(l, s);
-    case 2: return launch_r<T, 2>(l, s);
-    case 3: return launch_r<T, 3>(l, s);
-    case 4: return launch_r<T, 4>(l, s);
+    case 1: return launch_r<T, Eq, 1>(l, s);
+    case 2: return launch_r<T, Eq, 2>(l, s);
+    case 3: return launch_r<T, Eq, 3>(l, s);
+    case 4: return launch_r<T, Eq, 4>(l, s);
     default: throw Error("stencil radius must be 1..4, not " + std::to_string(l.radius));
   }
 }
@@ -1172,7 +1145,6 @@ void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaSt
 }
 
 #define TIERSIM_STENCIL_INSTANTIATE(T)                                                                          \
-  template StencilLaunchInfo launch_stencil_update<T>(const StencilLaunch<T>&, cudaStream_t);                  \
   template void upload_constant_coeffs<T>(const StencilCoeffs<T>&, cudaStream_t);                              \
   template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);                           \
   template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                         \
@@ -1181,5 +1153,13 @@ void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaSt
   template void launch_add_point<T>(const GridView<T>&, int, int, int, T, cudaStream_t);
 TIERSIM_STENCIL_INSTANTIATE(float)
 TIERSIM_STENCIL_INSTANTIATE(double)
+
+// The update of every listed equation in both precisions, for stencil_cuda.cu to call: this
+// function is externally visible, so it is emitted, and with it every update whose address it takes.
+template <class... Eqs>
+auto update_entry_points(EquationList<Eqs...>) {
+  return std::make_tuple(&launch_stencil_update<float, Eqs>..., &launch_stencil_update<double, Eqs>...);
+}
+auto stencil_update_entry_points() { return update_entry_points(StencilEquations{}); }
 
 }  // namespace tiersim::cuda

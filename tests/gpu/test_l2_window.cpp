@@ -46,16 +46,12 @@ StencilProblem cube(Equation eq, int n) {
   p.equation = eq;
   p.nx = p.ny = p.nz = n;
   p.radius = 1;
-  for (double& h : p.h) h = eq == Equation::GrayScott ? 1.0 : 1.0 / n;
+  const bool grid_units = with_equation(eq, [](auto e) { return decltype(e)::kGridUnits; });
+  for (double& h : p.h) h = grid_units ? 1.0 : 1.0 / n;
   return p;
 }
 
-double stable_dt(const StencilProblem& p) {
-  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-  return 0.4 * (p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-                : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                               : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill));
-}
+double stable_dt(const StencilProblem& p) { return 0.4 * stencil_dt_limit(p); }
 
 Strategy cuda_strategy(L2Persist l2) {
   Strategy s;

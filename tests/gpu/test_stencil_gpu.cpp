@@ -50,17 +50,11 @@ StencilProblem problem(Equation eq, int R, int nx, int ny, int nz) {
   p.nx = nx, p.ny = ny, p.nz = nz;
   p.radius = R;
   p.h[0] = 1.0 / nx, p.h[1] = 1.1 / ny, p.h[2] = 0.9 / nz;  // different spacing per axis
-  if (eq == Equation::GrayScott) p.h[0] = p.h[1] = p.h[2] = 1.0;
+  if (with_equation(eq, [](auto e) { return decltype(e)::kGridUnits; })) p.h[0] = p.h[1] = p.h[2] = 1.0;
   return p;
 }
 
-double stable_dt(const StencilProblem& p, double fraction) {
-  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-  const double lim = p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-                     : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                    : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
-  return fraction * lim;
-}
+double stable_dt(const StencilProblem& p, double fraction) { return fraction * stencil_dt_limit(p); }
 
 Strategy strategy(Backend b, Precision pr, Tiling t, CoeffSpace c) {
   Strategy s;
@@ -117,12 +111,11 @@ TEST_P(StencilGpuVsCpu, OneStepOnOddSizesMatchesTheFloat64Reference) {
 
 std::string param_name(const ::testing::TestParamInfo<Param>& i) {
   const auto [eq, tiling, coeffs, R] = i.param;
-  std::string e = eq == Equation::Heat ? "heat" : eq == Equation::Wave ? "wave" : "grayscott";
-  return e + "_" + name(tiling) + "_" + name(coeffs) + "_r" + std::to_string(R);
+  return std::string(kernel_tag(eq)) + "_" + name(tiling) + "_" + name(coeffs) + "_r" + std::to_string(R);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, StencilGpuVsCpu,
-                         ::testing::Combine(::testing::Values(Equation::Heat, Equation::Wave, Equation::GrayScott),
+                         ::testing::Combine(::testing::ValuesIn(all_equations()),
                                             ::testing::Values(Tiling::None, Tiling::Shared),
                                             ::testing::Values(CoeffSpace::Constant, CoeffSpace::Global),
                                             ::testing::Values(1, 2, 3, 4)),
@@ -217,7 +210,8 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
     StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
     p.boundary = r.bc;
     p.boundary_value = 0.7;
-    p.boundary_value_v = 0.2;  // Gray-Scott's V: a halo value of its own (U's would pass unnoticed)
+    // Gray-Scott's U and V: halo values of their own (one value for both would pass unnoticed).
+    p.constants<equations::GrayScott>().boundary_u = 0.7, p.constants<equations::GrayScott>().boundary_v = 0.2;
     for (Tiling t : {Tiling::None, Tiling::Shared}) {
       auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, t, CoeffSpace::Constant), p);
       auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp32, t, CoeffSpace::Constant), p);

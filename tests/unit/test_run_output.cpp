@@ -110,7 +110,8 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
 
   // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces), plus the
   // initial force evaluation at step 0, plus the diagnostics at their cadence, each on its own
-  // step: 0, 2, 4, 6, 8, 10. On those steps the force pass also sums the potential
+  // step: 0, 2, 4, 6, 8, 10, and one write_output row (the output thread's file writes) per
+  // snapshot: 0, 5, 10. On the diagnostics steps the force pass also sums the potential
   // (nbody_forces_potential), which the diagnostics (nbody_diagnostics) then read: no separate
   // potential pass (nbody_potential).
   std::ifstream tel(o.out_dir + "/telemetry.csv");
@@ -126,12 +127,13 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
     if (kernel == "nbody_diagnostics") diagnostics_steps.push_back(std::stoll(line.substr(0, c1)));
     if (kernel == "nbody_forces_potential") fused_steps.push_back(std::stoll(line.substr(0, c1)));
   }
-  EXPECT_EQ(rows, 47);
+  EXPECT_EQ(rows, 50);
   EXPECT_EQ(per_kernel, (std::map<std::string, int>{{"nbody_forces", 5},
                                                     {"nbody_forces_potential", 6},
                                                     {"nbody_kick", 20},
                                                     {"nbody_drift", 10},
-                                                    {"nbody_diagnostics", 6}}));
+                                                    {"nbody_diagnostics", 6},
+                                                    {"write_output", 3}}));
   EXPECT_EQ(diagnostics_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(fused_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
   // Both ceilings of the roofline are measured and carried by every row and by summary.json.
@@ -164,8 +166,9 @@ TEST(RunOutput, TelemetryEveryNthStepKeepsOnlyThoseSteps) {
   std::map<long long, int> per_step;
   while (std::getline(tel, line)) ++per_step[std::stoll(line.substr(0, line.find(',')))];
   // step 0: the initial forces and diagnostics; then kick, drift, forces, kick and the
-  // diagnostics (every 2nd step, so on every 4th too) per timed step.
-  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 2}, {4, 5}, {8, 5}}));
+  // diagnostics (every 2nd step, so on every 4th too) per timed step; the output thread's file
+  // writes at every snapshot (0, 5, 10), which are not kernels and are always recorded.
+  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 3}, {4, 5}, {5, 1}, {8, 5}, {10, 1}}));
   fs::remove_all(base);
 }
 

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "io/snapshot_readers.hpp"
 #include "io/snapshots.hpp"
 #include "io/vtk_output.hpp"
 #include "sim/telemetry.hpp"

@@ -111,12 +111,7 @@ double rms_deviation(const std::vector<double>& u) {
   return std::isfinite(s) ? std::sqrt(s / double(u.size())) : std::numeric_limits<double>::infinity();
 }
 
-double dt_limit(const StencilProblem& p) {
-  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-  return p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-         : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                        : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
-}
+double dt_limit(const StencilProblem& p) { return stencil_dt_limit(p); }
 
 }  // namespace
 
@@ -240,7 +235,7 @@ TEST(StencilHeat, MatchesTheAnalyticGaussian) {
   p.nx = p.ny = p.nz = 64;
   p.radius = 2;
   p.h[0] = p.h[1] = p.h[2] = 1.0 / 64;
-  p.diffusivity = 1.0;
+  p.constants<equations::Heat>().diffusivity = 1.0;
   auto eng = make_stencil_cpu(cpu(), p);
   const double s0 = 0.05, c0 = 0.5;
   auto gauss = [&](double s2, double amp) {
@@ -254,7 +249,7 @@ TEST(StencilHeat, MatchesTheAnalyticGaussian) {
     return v;
   };
   eng->upload(0, gauss(s0 * s0, 1.0));
-  const double limit = heat_dt_limit(laplacian_spectral_radius(2, p.h[0], p.h[1], p.h[2]), 1.0);
+  const double limit = dt_limit(p);
   const double t_end = s0 * s0 / 2;
   const int steps = int(std::ceil(t_end / (0.2 * limit)));
   const double dt = t_end / steps;
@@ -285,7 +280,7 @@ TEST(StencilWave, StandingWaveKeepsAmplitudeAndPhaseOverOnePeriod) {
   p.nx = p.ny = p.nz = 32;
   p.radius = 4;
   p.h[0] = p.h[1] = p.h[2] = 1.0 / 32;
-  p.speed = 1.0;
+  p.constants<equations::Wave>().speed = 1.0;
   auto eng = make_stencil_cpu(cpu(), p);
   const double k = 2 * kPi, w = std::sqrt(3.0) * k, period = 2 * kPi / w;
   const int steps = 200;
@@ -362,7 +357,7 @@ TEST(StencilHeat, TotalHeatIsConservedWithPeriodicBoundaries) {
     auto eng = make_stencil_cpu(cpu(), p);
     eng->upload(0, random_field(p.points(), 7 + R, 0.5, 1.5));
     const double q0 = eng->stats(0).sum;
-    const double limit = heat_dt_limit(laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]), p.diffusivity);
+    const double limit = dt_limit(p);
     for (int s = 0; s < 100; ++s) eng->step(0.9 * limit);
     const FieldStats st = eng->stats(0);
     EXPECT_NEAR(st.sum / q0, 1.0, 1e-13) << "R=" << R;
@@ -379,7 +374,7 @@ TEST(StencilHeat, FixedBoundariesHoldTheirValue) {
   p.boundary_value = 0.3;
   auto eng = make_stencil_cpu(cpu(), p);
   eng->upload(0, std::vector<double>(std::size_t(p.points()), 1.0));
-  const double limit = heat_dt_limit(laplacian_spectral_radius(2, 1, 1, 1), 1.0);
+  const double limit = dt_limit(p);  // D = 1, h = 1
   for (int s = 0; s < 2000; ++s) eng->step(0.9 * limit);
   const FieldStats st = eng->stats(0);
   EXPECT_GE(st.min, 0.3 - 1e-12);  // maximum principle: nothing below the boundary value
@@ -419,7 +414,7 @@ TEST(StencilGrayScott, FixedBoundariesHoldUAndVAtTheirOwnValues) {
   p.equation = Equation::GrayScott;
   p.nx = 10, p.ny = 9, p.nz = 8;
   p.boundary = Boundary::Fixed;
-  p.boundary_value = 0.8, p.boundary_value_v = 0.1;
+  p.constants<equations::GrayScott>().boundary_u = 0.8, p.constants<equations::GrayScott>().boundary_v = 0.1;
   ASSERT_EQ(p.field_boundary_value(0), 0.8);
   ASSERT_EQ(p.field_boundary_value(1), 0.1);
   auto eng = make_stencil_cpu(cpu(), p);
@@ -427,13 +422,18 @@ TEST(StencilGrayScott, FixedBoundariesHoldUAndVAtTheirOwnValues) {
   eng->upload(1, std::vector<double>(std::size_t(p.points()), 0.0));
   const double dt = 0.5;
   eng->step(dt);
-  EXPECT_NEAR(eng->stats(0).min, 1 + dt * p.du * 3 * (0.8 - 1), 1e-15);
+  const equations::GrayScott::Constants& gs = p.constants<equations::GrayScott>();
+  EXPECT_NEAR(eng->stats(0).min, 1 + dt * gs.du * 3 * (0.8 - 1), 1e-15);
   EXPECT_NEAR(eng->stats(0).max, 1.0, 1e-15);  // interior points away from the boundary
-  EXPECT_NEAR(eng->stats(1).max, dt * p.dv * 3 * 0.1, 1e-15);
+  EXPECT_NEAR(eng->stats(1).max, dt * gs.dv * 3 * 0.1, 1e-15);
   EXPECT_NEAR(eng->stats(1).min, 0.0, 1e-15);
-  // The wave equation's two levels are both u: they share field 0's value.
+  // Gray-Scott's fields ignore grid.boundary_value; the wave equation's two levels are both u:
+  // they share its value.
+  p.boundary_value = 0.3;
+  EXPECT_EQ(p.field_boundary_value(0), 0.8);
   p.equation = Equation::Wave;
-  EXPECT_EQ(p.field_boundary_value(1), 0.8);
+  EXPECT_EQ(p.field_boundary_value(0), 0.3);
+  EXPECT_EQ(p.field_boundary_value(1), 0.3);
 }
 
 namespace {
@@ -504,7 +504,7 @@ TEST(StencilStability, HeatAndWaveAreBoundedBelowTheLimitAndGrowAbove) {
         p.nx = 16, p.ny = 12, p.nz = 10;  // even: the checkerboard mode exists on every axis
         p.radius = R;
         p.h[0] = 0.1, p.h[1] = 0.12, p.h[2] = 0.09;
-        p.diffusivity = 0.7, p.speed = 1.3;
+        p.constants<equations::Heat>().diffusivity = 0.7, p.constants<equations::Wave>().speed = 1.3;
         auto eng = make_stencil_cpu(cpu(), p);
         const auto u0 = random_field(p.points(), 11 + unsigned(R));
         eng->upload(0, u0);
@@ -554,7 +554,7 @@ TEST(StencilStability, GrayScottBoundIsAttainedAtItsWorstState) {
     StencilProblem p;
     p.equation = Equation::GrayScott;
     p.nx = p.ny = p.nz = 16;
-    p.feed = 0, p.kill = 0;
+    p.constants<equations::GrayScott>().feed = 0, p.constants<equations::GrayScott>().kill = 0;
     auto eng = make_stencil_cpu(cpu(), p);
     eng->upload(0, random_field(p.points(), 31, 0.0, 1e-9));  // small: linear for the whole run
     eng->upload(1, std::vector<double>(std::size_t(p.points()), 1.0));
@@ -692,7 +692,8 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
   p.equation = Equation::Wave;
   p.nx = 10, p.ny = 9, p.nz = 8;
   p.h[0] = 0.1, p.h[1] = 0.12, p.h[2] = 0.09;
-  p.speed = 1.3;
+  const double c = 1.3;
+  p.constants<equations::Wave>().speed = c;
   p.boundary = Boundary::Fixed;
   p.boundary_value = 0.3;
   auto eng = make_stencil_cpu(cpu(), p);
@@ -706,7 +707,7 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
         mode[(std::size_t(k) * p.ny + j) * p.nx + i] = std::sin(kPi * (i + 1) / (p.nx + 1)) *
                                                          std::sin(kPi * (j + 1) / (p.ny + 1)) *
                                                          std::sin(kPi * (k + 1) / (p.nz + 1));
-  const double dt = 0.5 * dt_limit(p), theta = std::acos(1 - p.speed * p.speed * dt * dt * lambda / 2);
+  const double dt = 0.5 * dt_limit(p), theta = std::acos(1 - c * c * dt * dt * lambda / 2);
   auto level = [&](double phase) {
     std::vector<double> u(mode);
     for (auto& x : u) x = 0.3 + std::cos(phase) * x;
@@ -856,9 +857,11 @@ TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
     p.equation = parse_equation(st.equation);
     p.radius = st.R;
     p.h[0] = p.h[2] = st.length / st.n, p.h[1] = 1.2 * st.length / st.n;
-    p.diffusivity = probe.get_float("heat.diffusivity"), p.speed = probe.get_float("wave.speed");
-    p.du = probe.get_float("gray_scott.du"), p.dv = probe.get_float("gray_scott.dv");
-    p.feed = probe.get_float("gray_scott.feed"), p.kill = probe.get_float("gray_scott.kill");
+    p.constants<equations::Heat>().diffusivity = probe.get_float("heat.diffusivity");
+    p.constants<equations::Wave>().speed = probe.get_float("wave.speed");
+    equations::GrayScott::Constants& gs = p.constants<equations::GrayScott>();
+    gs.du = probe.get_float("gray_scott.du"), gs.dv = probe.get_float("gray_scott.dv");
+    gs.feed = probe.get_float("gray_scott.feed"), gs.kill = probe.get_float("gray_scott.kill");
     const double limit = dt_limit(p);
     const std::string what = std::string(st.equation) + " " + st.extra;
     const Case ok = Case::parse(text(0.99 * limit, false), "ok.toml");
