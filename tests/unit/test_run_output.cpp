@@ -110,10 +110,10 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
 
   // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces), plus the
   // initial force evaluation at step 0, plus the diagnostics at their cadence, each on its own
-  // step: 0, 2, 4, 6, 8, 10, and one write_output row (the output thread's file writes) per
-  // snapshot: 0, 5, 10. On the diagnostics steps the force pass also sums the potential
+  // step: 0, 2, 4, 6, 8, 10. On those steps the force pass also sums the potential
   // (nbody_forces_potential), which the diagnostics (nbody_diagnostics) then read: no separate
-  // potential pass (nbody_potential).
+  // potential pass (nbody_potential). And one write_output row (the output thread's file writes)
+  // per snapshot: 0, 5, 10.
   std::ifstream tel(o.out_dir + "/telemetry.csv");
   std::string line;
   int rows = -1;
