@@ -43,9 +43,9 @@ void write_array(const Hdf5Calls& h5, hid_t group, const std::string& name, cons
     hdf5_check_status(H5Pset_chunk(dcpl, 1, &chunk), h5.file, what);
     hdf5_check_status(H5Pset_fletcher32(dcpl), h5.file, what);
   }
-  Hdf5Handle d(hdf5_check(H5Dcreate2(group, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
-                          h5.file, what),
-               H5Dclose);
+  Hdf5Handle d(
+      hdf5_check(H5Dcreate2(group, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), h5.file, what),
+      H5Dclose);
   hdf5_check_status(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), h5.file, what);
   hdf5_check_status(d.close(), h5.file, what);  // writes the chunks still cached
 }
@@ -58,7 +58,8 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
   h5.numeric_attr<std::int64_t>(root, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.step});
   h5.numeric_attr<double>(root, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {c.time});
   Hdf5Handle state = h5.make_group(file, "state");
-  for (const auto& [name, v] : c.state.scalars) h5.numeric_attr<double>(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {v});
+  for (const auto& [name, v] : c.state.scalars)
+    h5.numeric_attr<double>(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {v});
   for (const auto& [name, v] : c.state.arrays) write_array(h5, state, name, v);
 }
 
@@ -74,8 +75,9 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c) {
     // (the default, 1.0-compatible format has none: a damaged chunk address read as zeros).
     hdf5_check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), final_path, "cannot create");
     // Exclusive: a link planted under the temporary name is an error, never written through.
-    Hdf5Handle file(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
-            H5Fclose);
+    Hdf5Handle file(
+        hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
+        H5Fclose);
     write_into(file, c, final_path);
     hdf5_check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), final_path, "cannot write");
     // The close is the file's last write: a checkpoint whose close failed is never renamed in.
@@ -98,15 +100,20 @@ Checkpoint read_checkpoint(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": no such run directory");
   const std::string path = (fs::path(dir) / kCheckpointName).string();
   switch (path_type(path)) {
-    case PathType::File: break;
-    case PathType::Missing: throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
-    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links (not continuing from it)");
-    default: throw Error(path + ": not a regular file (not continuing from it)");
+    case PathType::File:
+      break;
+    case PathType::Missing:
+      throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; a run's files are never links (not continuing from it)");
+    default:
+      throw Error(path + ": not a regular file (not continuing from it)");
   }
   const std::uintmax_t file_bytes = fs::file_size(path, ec);
   silence_hdf5_errors();
   const Hdf5Calls h5{path};
-  Hdf5Handle file(hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not a readable HDF5 checkpoint"), H5Fclose);
+  Hdf5Handle file(
+      hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not a readable HDF5 checkpoint"), H5Fclose);
   Checkpoint c;
   Hdf5Handle root = h5.group(file, "/");
   c.model = h5.read_string_attr(root, "model");
@@ -124,7 +131,8 @@ Checkpoint read_checkpoint(const std::string& dir) {
     if (n < 0) hdf5_fail(path, what);
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
     if (std::uintmax_t(n) > file_bytes / sizeof(double))
-      throw Error(path + ": array /state/" + name + " claims " + std::to_string(n) + " values, more than the file holds");
+      throw Error(path + ": array /state/" + name + " claims " + std::to_string(n) +
+                  " values, more than the file holds");
     std::vector<double> v(static_cast<std::size_t>(n));
     if (n > 0) hdf5_check_status(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
     c.state.arrays.emplace_back(name, std::move(v));

@@ -24,8 +24,8 @@ struct ModelState {
 struct Checkpoint {
   std::int64_t step = 0;
   double time = 0;
-  std::string model;     // "nbody", "stencil/heat", ...
-  std::string case_toml; // the effective case of the run
+  std::string model;      // "nbody", "stencil/heat", ...
+  std::string case_toml;  // the effective case of the run
   ModelState state;
 };
 

@@ -91,12 +91,13 @@ Hdf5Handle open_for_reading(const std::string& path) {
 
 std::vector<std::string> link_names(hid_t group) {
   std::vector<std::string> names;
-  H5Literate(group, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
-             [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
-               static_cast<std::vector<std::string>*>(data)->push_back(n);
-               return 0;
-             },
-             &names);
+  H5Literate(
+      group, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+      [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(n);
+        return 0;
+      },
+      &names);
   return names;
 }
 

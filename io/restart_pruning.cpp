@@ -102,8 +102,8 @@ void reload(const Hdf5Calls& h5, hid_t file, std::int64_t keep, SnapshotIndex& i
       for (const TelemetryRow& r : rows)
         if (r.step <= keep)
           ix.telemetry.push_back({r.step, str(r.kernel), str(r.strategy), str(r.work_unit), r.ms, r.bytes_compulsory,
-                               r.bytes_modelled, r.flops, r.work, r.l2_window != 0, r.l2_window_bytes,
-                               r.l2_hit_ratio});
+                                  r.bytes_modelled, r.flops, r.work, r.l2_window != 0, r.l2_window_bytes,
+                                  r.l2_hit_ratio});
       Hdf5Handle sp(hdf5_check(H5Dget_space(ds), h5.file, "dataspace of /telemetry"), H5Sclose);
       H5Dvlen_reclaim(ct, sp, H5P_DEFAULT, rows.data());
     }
@@ -121,10 +121,14 @@ SnapshotIndex kept_snapshots(const std::string& dir, std::int64_t keep_through_s
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory (cannot continue a run there)");
   switch (path_type(h5_path)) {
-    case PathType::File: break;
-    case PathType::Missing: throw Error(dir + ": not a tiersim run (no snapshots.h5)");
-    case PathType::Link: throw Error(h5_path + ": is a symbolic link; a run's files are never links (not continuing it)");
-    default: throw Error(h5_path + ": not a regular file (not continuing it)");
+    case PathType::File:
+      break;
+    case PathType::Missing:
+      throw Error(dir + ": not a tiersim run (no snapshots.h5)");
+    case PathType::Link:
+      throw Error(h5_path + ": is a symbolic link; a run's files are never links (not continuing it)");
+    default:
+      throw Error(h5_path + ": not a regular file (not continuing it)");
   }
   const std::string step_dir = (fs::path(dir) / kStepDir).string();
   if (path_type(step_dir) == PathType::Missing)

@@ -26,7 +26,8 @@ hid_t StepFileWriter::open(std::int64_t step) {
   require_real_directory((fs::path(dir_) / kStepDir).string());
   const std::string tmp = fresh_temporary_name(p);
   Hdf5Handle fapl = file_access_plist(p);
-  file_ = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), p, "cannot create " + tmp), H5Fclose);
+  file_ = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), p, "cannot create " + tmp),
+                     H5Fclose);
   step_ = step;
   guarded([&] { Hdf5Calls{p}.numeric_attr<std::int64_t>(file_, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {step}); });
   return file_;
@@ -106,7 +107,8 @@ void StepFileWriter::write_particles(std::int64_t step, const Bodies& b, bool do
 }
 
 template <class T>
-void StepFileWriter::write_field_data(std::int64_t step, const std::string& name, const GridGeometry& g, const T* data) {
+void StepFileWriter::write_field_data(std::int64_t step, const std::string& name, const GridGeometry& g,
+                                      const T* data) {
   constexpr bool dp = std::is_same_v<T, double>;
   const hid_t sf = open(step);
   guarded([&] {
@@ -121,7 +123,8 @@ void StepFileWriter::write_field_data(std::int64_t step, const std::string& name
 void StepFileWriter::write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const float* data) {
   write_field_data(step, name, g, data);
 }
-void StepFileWriter::write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const double* data) {
+void StepFileWriter::write_field(std::int64_t step, const std::string& name, const GridGeometry& g,
+                                 const double* data) {
   write_field_data(step, name, g, data);
 }
 

@@ -24,8 +24,8 @@ struct DeviceInfo {
   int driver_version = 0, runtime_version = 0;
 };
 
-DeviceInfo query_device();          // cached after the first call
-bool cuda_compiled();               // tiersim built with the CUDA backend
+DeviceInfo query_device();  // cached after the first call
+bool cuda_compiled();       // tiersim built with the CUDA backend
 // Device-to-device copy bandwidth (read + write bytes) of a float4 copy kernel, GB/s.
 // Measured once per process and cached in ~/.cache/tiersim unless remeasure is set.
 double measure_device_copy_gbs(bool remeasure = false);

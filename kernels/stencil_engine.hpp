@@ -55,9 +55,9 @@ inline int stencil_field_count(Equation e) {
 
 // Tunables of the CUDA kernels (0 = chosen per radius and equation).
 struct StencilTuning {
-  int block_y = 0;      // threads per block along y (x is one warp)
-  int z_chunk = 0;      // z planes one block marches through
-  int prefetch = 0;     // planes loaded ahead in registers (shared tiling)
+  int block_y = 0;   // threads per block along y (x is one warp)
+  int z_chunk = 0;   // z planes one block marches through
+  int prefetch = 0;  // planes loaded ahead in registers (shared tiling)
 };
 
 class StencilEngine {

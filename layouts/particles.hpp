@@ -77,14 +77,29 @@ struct AoSView {
   AoSView() = default;
   AoSView(void* base, int count) : b(static_cast<Body*>(base)), n(count) {}
 
-  TIERSIM_HD Vec4<T> pos_mass(int i) const { const Body& q = b[i]; return {q.x, q.y, q.z, q.m}; }
+  TIERSIM_HD Vec4<T> pos_mass(int i) const {
+    const Body& q = b[i];
+    return {q.x, q.y, q.z, q.m};
+  }
   TIERSIM_HD Vec3<T> pos(int i) const { return {b[i].x, b[i].y, b[i].z}; }
   TIERSIM_HD Vec3<T> vel(int i) const { return {b[i].vx, b[i].vy, b[i].vz}; }
   TIERSIM_HD Vec3<T> acc(int i) const { return {b[i].ax, b[i].ay, b[i].az}; }
   TIERSIM_HD T mass(int i) const { return b[i].m; }
-  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { b[i].x = p.x; b[i].y = p.y; b[i].z = p.z; }
-  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { b[i].vx = v.x; b[i].vy = v.y; b[i].vz = v.z; }
-  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { b[i].ax = a.x; b[i].ay = a.y; b[i].az = a.z; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const {
+    b[i].x = p.x;
+    b[i].y = p.y;
+    b[i].z = p.z;
+  }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const {
+    b[i].vx = v.x;
+    b[i].vy = v.y;
+    b[i].vz = v.z;
+  }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const {
+    b[i].ax = a.x;
+    b[i].ay = a.y;
+    b[i].az = a.z;
+  }
   TIERSIM_HD void set_mass(int i, T m) const { b[i].m = m; }
 };
 
@@ -114,9 +129,21 @@ struct SoAView {
   TIERSIM_HD Vec3<T> vel(int i) const { return {vx[i], vy[i], vz[i]}; }
   TIERSIM_HD Vec3<T> acc(int i) const { return {ax[i], ay[i], az[i]}; }
   TIERSIM_HD T mass(int i) const { return m[i]; }
-  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { x[i] = p.x; y[i] = p.y; z[i] = p.z; }
-  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { vx[i] = v.x; vy[i] = v.y; vz[i] = v.z; }
-  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { ax[i] = a.x; ay[i] = a.y; az[i] = a.z; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const {
+    x[i] = p.x;
+    y[i] = p.y;
+    z[i] = p.z;
+  }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const {
+    vx[i] = v.x;
+    vy[i] = v.y;
+    vz[i] = v.z;
+  }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const {
+    ax[i] = a.x;
+    ay[i] = a.y;
+    az[i] = a.z;
+  }
   TIERSIM_HD void set_mass(int i, T mm) const { m[i] = mm; }
 };
 
@@ -142,16 +169,47 @@ struct AoSoAView {
   AoSoAView(void* base, int count) : blk(static_cast<Block*>(base)), n(count) {}
 
   TIERSIM_HD Vec4<T> pos_mass(int i) const {
-    const Block& q = blk[i / W]; const int l = i % W;
+    const Block& q = blk[i / W];
+    const int l = i % W;
     return {q.x[l], q.y[l], q.z[l], q.m[l]};
   }
-  TIERSIM_HD Vec3<T> pos(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.x[l], q.y[l], q.z[l]}; }
-  TIERSIM_HD Vec3<T> vel(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.vx[l], q.vy[l], q.vz[l]}; }
-  TIERSIM_HD Vec3<T> acc(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.ax[l], q.ay[l], q.az[l]}; }
+  TIERSIM_HD Vec3<T> pos(int i) const {
+    const Block& q = blk[i / W];
+    const int l = i % W;
+    return {q.x[l], q.y[l], q.z[l]};
+  }
+  TIERSIM_HD Vec3<T> vel(int i) const {
+    const Block& q = blk[i / W];
+    const int l = i % W;
+    return {q.vx[l], q.vy[l], q.vz[l]};
+  }
+  TIERSIM_HD Vec3<T> acc(int i) const {
+    const Block& q = blk[i / W];
+    const int l = i % W;
+    return {q.ax[l], q.ay[l], q.az[l]};
+  }
   TIERSIM_HD T mass(int i) const { return blk[i / W].m[i % W]; }
-  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { Block& q = blk[i / W]; const int l = i % W; q.x[l] = p.x; q.y[l] = p.y; q.z[l] = p.z; }
-  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { Block& q = blk[i / W]; const int l = i % W; q.vx[l] = v.x; q.vy[l] = v.y; q.vz[l] = v.z; }
-  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { Block& q = blk[i / W]; const int l = i % W; q.ax[l] = a.x; q.ay[l] = a.y; q.az[l] = a.z; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const {
+    Block& q = blk[i / W];
+    const int l = i % W;
+    q.x[l] = p.x;
+    q.y[l] = p.y;
+    q.z[l] = p.z;
+  }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const {
+    Block& q = blk[i / W];
+    const int l = i % W;
+    q.vx[l] = v.x;
+    q.vy[l] = v.y;
+    q.vz[l] = v.z;
+  }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const {
+    Block& q = blk[i / W];
+    const int l = i % W;
+    q.ax[l] = a.x;
+    q.ay[l] = a.y;
+    q.az[l] = a.z;
+  }
   TIERSIM_HD void set_mass(int i, T mm) const { blk[i / W].m[i % W] = mm; }
 };
 
@@ -172,7 +230,8 @@ struct Float4View {
   static std::size_t hot_bytes(std::size_t n) { return stride(n); }  // the posm array
   // Whole 4-wide vectors: x y z m | vx vy vz - | ax ay az -.
   static double moved_bytes(unsigned f) {
-    const int vectors = ((f & field_mask(kX, 4)) != 0) + ((f & field_mask(kVX, 3)) != 0) + ((f & field_mask(kAX, 3)) != 0);
+    const int vectors =
+        ((f & field_mask(kX, 4)) != 0) + ((f & field_mask(kVX, 3)) != 0) + ((f & field_mask(kAX, 3)) != 0);
     return double(vectors) * sizeof(Vec4<T>);
   }
   Float4View() = default;
@@ -184,9 +243,18 @@ struct Float4View {
   }
 
   TIERSIM_HD Vec4<T> pos_mass(int i) const { return posm[i]; }
-  TIERSIM_HD Vec3<T> pos(int i) const { const Vec4<T> q = posm[i]; return {q.x, q.y, q.z}; }
-  TIERSIM_HD Vec3<T> vel(int i) const { const Vec4<T> q = v[i]; return {q.x, q.y, q.z}; }
-  TIERSIM_HD Vec3<T> acc(int i) const { const Vec4<T> q = a[i]; return {q.x, q.y, q.z}; }
+  TIERSIM_HD Vec3<T> pos(int i) const {
+    const Vec4<T> q = posm[i];
+    return {q.x, q.y, q.z};
+  }
+  TIERSIM_HD Vec3<T> vel(int i) const {
+    const Vec4<T> q = v[i];
+    return {q.x, q.y, q.z};
+  }
+  TIERSIM_HD Vec3<T> acc(int i) const {
+    const Vec4<T> q = a[i];
+    return {q.x, q.y, q.z};
+  }
   TIERSIM_HD T mass(int i) const { return posm[i].w; }
   TIERSIM_HD void set_pos(int i, Vec3<T> p) const { posm[i] = {p.x, p.y, p.z, posm[i].w}; }
   TIERSIM_HD void set_vel(int i, Vec3<T> q) const { v[i] = {q.x, q.y, q.z, T(0)}; }
@@ -221,19 +289,28 @@ static_assert(ParticleViews<float>::size == Flag<Layout>::values.size(),
               "every --layout value of base/strategy.hpp needs its view in TIERSIM_PARTICLE_VIEWS, and back");
 
 namespace detail {
-template <Layout L, class... Views> struct FindView;  // no view for L in the list: incomplete, an error
+template <Layout L, class... Views>
+struct FindView;  // no view for L in the list: incomplete, an error
 template <Layout L, class V, class... Views>
 struct FindView<L, V, Views...> : std::conditional_t<V::layout == L, std::type_identity<V>, FindView<L, Views...>> {};
-template <Layout L, class List> struct FindViewIn;
-template <Layout L, class... Views> struct FindViewIn<L, ViewList<Views...>> : FindView<L, Views...> {};
+template <Layout L, class List>
+struct FindViewIn;
+template <Layout L, class... Views>
+struct FindViewIn<L, ViewList<Views...>> : FindView<L, Views...> {};
 }  // namespace detail
 
 // The view type of layout L over scalar T.
 template <Layout L, class T>
 using ParticleView = typename detail::FindViewIn<L, ParticleViews<T>>::type;
 
-template <Layout L> struct LayoutTag { static constexpr Layout value = L; };
-template <class T> struct ScalarTag { using type = T; };
+template <Layout L>
+struct LayoutTag {
+  static constexpr Layout value = L;
+};
+template <class T>
+struct ScalarTag {
+  using type = T;
+};
 
 // The one switch that turns the run-time layout flag into a type: f(LayoutTag<L>{}). The cases
 // come from the list; a Layout value without a view is a -Wswitch warning here and the
@@ -292,7 +369,12 @@ struct Bodies {
   std::vector<Vec3<double>> pos, vel, acc;
   std::vector<double> mass;
   std::size_t size() const { return mass.size(); }
-  void resize(std::size_t n) { pos.resize(n); vel.resize(n); acc.resize(n); mass.resize(n); }
+  void resize(std::size_t n) {
+    pos.resize(n);
+    vel.resize(n);
+    acc.resize(n);
+    mass.resize(n);
+  }
 };
 
 template <class View>

@@ -106,14 +106,13 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
   };
 
   // ---- forces ----
-  std::printf("%-5s %-7s %-7s %9s %10s %12s %10s %10s %7s   (block, bodies/thread: %s)\n", "prec", "layout",
-              "tiling", "N", "ms/eval", "inter/s", "GFLOP/s", "+pot ms", "+pot %",
+  std::printf("%-5s %-7s %-7s %9s %10s %12s %10s %10s %7s   (block, bodies/thread: %s)\n", "prec", "layout", "tiling",
+              "N", "ms/eval", "inter/s", "GFLOP/s", "+pot ms", "+pot %",
               tuning.block || tuning.bodies_per_thread ? "as given, 0 = auto" : "auto for the device and N");
   for (const auto& ps : o.precisions) {
     const Precision prec = parse_flag<Precision>(ps, "--precision");
-    const auto& lays = prec == Precision::Fp64 && !o.fp64_layouts.empty() && o.fp64_layouts[0] != "all"
-                           ? o.fp64_layouts
-                           : o.layouts;
+    const auto& lays =
+        prec == Precision::Fp64 && !o.fp64_layouts.empty() && o.fp64_layouts[0] != "all" ? o.fp64_layouts : o.layouts;
     for (long long n : o.sizes) {
       const Bodies b = bench_bodies(n);
       for (const auto& ls : lays)
@@ -125,8 +124,8 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
           s.precision = prec;
           const auto [ms, ips] = time_forces(s, n, b, tuning);
           const double pot_ms = time_forces(s, n, b, tuning, true).first;
-          std::printf("%-5s %-7s %-7s %9lld %10.4f %12.4g %10.1f %10.4f %6.1f%%\n", ps.c_str(), ls.c_str(), ts.c_str(), n,
-                      ms, ips, ips * kFlopsPerInteraction * 1e-9, pot_ms, 100.0 * (pot_ms / ms - 1.0));
+          std::printf("%-5s %-7s %-7s %9lld %10.4f %12.4g %10.1f %10.4f %6.1f%%\n", ps.c_str(), ls.c_str(), ts.c_str(),
+                      n, ms, ips, ips * kFlopsPerInteraction * 1e-9, pot_ms, 100.0 * (pot_ms / ms - 1.0));
           std::fflush(stdout);
           csv_row("nbody_forces", ps, ls, ts, n, tuning, ms, ips, ips * kFlopsPerInteraction * 1e-9, 0, 0, 0);
           const double pot_ips = double(n) * double(n) / (pot_ms * 1e-3);
@@ -206,8 +205,12 @@ void register_bench_nbody(CLI::App& bench) {
       ->delimiter(',')
       ->capture_default_str();
   sub->add_option("--stream-size", o->stream_size, "N for kick/drift (0: skip)")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed launches per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--warmup", o->warmup, "untimed launches first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed launches per figure (median)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed launches first")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   sub->add_option("--block", o->block, "force kernel block size (0: auto)")->capture_default_str();
   sub->add_option("--bodies-per-thread", o->bodies_per_thread, "force kernel bodies per thread: 1,2,4,8 (0: auto)")
       ->capture_default_str();

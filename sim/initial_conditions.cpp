@@ -162,8 +162,8 @@ Bodies make_uniform_sphere(int n, double total_mass, double radius, std::uint64_
   return b;
 }
 
-Bodies make_collision(int n, double total_mass, double radius, double G, double separation,
-                      double impact_parameter, double velocity, double mass_ratio, std::uint64_t seed) {
+Bodies make_collision(int n, double total_mass, double radius, double G, double separation, double impact_parameter,
+                      double velocity, double mass_ratio, std::uint64_t seed) {
   if (n < 2)
     throw Error("nbody.count: " + std::to_string(n) +
                 " is too few for nbody.ic = \"collision\" (two clusters need at least 2 bodies)");
@@ -192,7 +192,7 @@ double kepler_semi_major_axis(double total_mass, double G, double period) {
 Bodies make_kepler_binary(double total_mass, double G, double period, double e, double mass_ratio) {
   const double a = kepler_semi_major_axis(total_mass, G, period);
   const double m1 = total_mass / (1 + mass_ratio), m2 = total_mass - m1;
-  const double r = a * (1 - e);                                       // pericentre distance
+  const double r = a * (1 - e);                                          // pericentre distance
   const double v = std::sqrt(G * total_mass * (1 + e) / (a * (1 - e)));  // relative speed there
   Bodies b;
   b.resize(2);
@@ -205,8 +205,8 @@ Bodies make_kepler_binary(double total_mass, double G, double period, double e, 
   return b;
 }
 
-Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, double softening,
-                        double bulge_fraction, double thickness, double dispersion, std::uint64_t seed) {
+Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, double softening, double bulge_fraction,
+                        double thickness, double dispersion, std::uint64_t seed) {
   const int nb = std::clamp(static_cast<int>(std::lround(n * bulge_fraction)), 0, n);
   const int nd = n - nb;
   const double m_each = total_mass / n;

@@ -19,8 +19,8 @@ Bodies make_uniform_sphere(int n, double total_mass, double radius, std::uint64_
 
 // Two Plummer spheres approaching along x with an impact parameter along y; bodies have equal
 // masses, split between the clusters in the ratio of their masses.
-Bodies make_collision(int n, double total_mass, double radius, double G, double separation,
-                      double impact_parameter, double velocity, double mass_ratio, std::uint64_t seed);
+Bodies make_collision(int n, double total_mass, double radius, double G, double separation, double impact_parameter,
+                      double velocity, double mass_ratio, std::uint64_t seed);
 
 // Two bodies on a Kepler orbit of the given period and eccentricity, starting at pericentre.
 Bodies make_kepler_binary(double total_mass, double G, double period, double eccentricity, double mass_ratio);
@@ -30,8 +30,8 @@ double kepler_semi_major_axis(double total_mass, double G, double period);
 // A rotating disk galaxy: a Plummer bulge holding bulge_fraction of the mass and an
 // exponential disk (scale length radius/4) on circular orbits with the given dispersion and
 // thickness (both relative).
-Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, double softening,
-                        double bulge_fraction, double thickness, double dispersion, std::uint64_t seed);
+Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, double softening, double bulge_fraction,
+                        double thickness, double dispersion, std::uint64_t seed);
 
 // Moves to the centre-of-mass frame (position and velocity).
 void to_centre_of_mass_frame(Bodies& b);

@@ -42,9 +42,9 @@ class StagedOutput {
 class Model {
  public:
   virtual ~Model() = default;
-  virtual std::string name() const = 0;            // "nbody", "stencil/heat", ...
-  virtual std::string strategy_name() const = 0;   // "cuda/soa/fp32/shared"
-  virtual void step(double dt) = 0;                // advance one time step
+  virtual std::string name() const = 0;           // "nbody", "stencil/heat", ...
+  virtual std::string strategy_name() const = 0;  // "cuda/soa/fp32/shared"
+  virtual void step(double dt) = 0;               // advance one time step
   // Diagnostics at this moment (energies, momenta, field sums, min/max): name, value.
   virtual Observables observe() = 0;
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.

@@ -29,7 +29,8 @@ Bodies initial_bodies(const Case& c, int n) {
                           c.get_float("collision.velocity"), c.get_float("collision.mass_ratio"), seed);
   }
   if (ic == "kepler") {
-    if (n != 2) throw Error(c.source_name() + ": nbody.count: the kepler binary has 2 bodies, not " + std::to_string(n));
+    if (n != 2)
+      throw Error(c.source_name() + ": nbody.count: the kepler binary has 2 bodies, not " + std::to_string(n));
     return make_kepler_binary(M, G, c.get_float("kepler.period"), c.get_float("kepler.eccentricity"),
                               c.get_float("kepler.mass_ratio"));
   }
@@ -83,7 +84,8 @@ class NbodyModel final : public Model {
     p.G = c.get_float("nbody.G");
     p.softening = c.get_float("nbody.softening");
     if (p.softening == 0 && ic_ != "kepler")
-      throw Error(c.source_name() + ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
+      throw Error(c.source_name() +
+                  ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
     // Host memory: the initial conditions (double), the engine's store, and a copy for output.
     // (+ 8: the CPU engine's potential per body)
     const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0) + 8.0;
@@ -216,8 +218,6 @@ class NbodyModel final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s) {
-  return std::make_unique<NbodyModel>(c, s);
-}
+std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s) { return std::make_unique<NbodyModel>(c, s); }
 
 }  // namespace tiersim

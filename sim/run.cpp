@@ -122,8 +122,8 @@ RunResult run_case(const RunOptions& o) {
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
   if (restart) {
     if (ckpt.step > steps)
-      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
-                  std::to_string(steps));
+      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) +
+                  ", past run.steps = " + std::to_string(steps));
     // A damaged checkpoint is refused here, before the run's files are touched, not steps later.
     try {
       model->load_state(ckpt.state);
@@ -147,9 +147,10 @@ RunResult run_case(const RunOptions& o) {
   if (restart && ckpt.step == steps) {
     // Nothing is rewritten: summary.json still describes the run that got here.
     if (!o.silent)
-      std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
-                  "%lld continues it\n",
-                  o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
+      std::printf(
+          "tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
+          "%lld continues it\n",
+          o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
     RunResult done;
     done.out_dir = o.restart_dir;
     done.strategy = model->strategy_name();
@@ -178,15 +179,18 @@ RunResult run_case(const RunOptions& o) {
   {
     const bool fp64 = s.precision == Precision::Fp64;
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
-    if (gpu) telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
-    else telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
+    if (gpu)
+      telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
+    else
+      telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
   }
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
   // Device-to-host copies are rated against the pinned link, measured once per device.
   const double link_gbs = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
 
-  RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),
-               TIERSIM_VERSION, device};
+  RunInfo info{c.effective_toml(),     restart ? ckpt.case_toml : o.case_path,
+               model->strategy_name(), model->name(),
+               TIERSIM_VERSION,        device};
   std::unique_ptr<SnapshotFile> out;
   if (restart) {
     out = SnapshotFile::resume(dir, ckpt.step, snap_options.formats);
@@ -210,10 +214,14 @@ RunResult run_case(const RunOptions& o) {
   std::unique_ptr<CounterLog> counter_log;
   if (o.counters_every > 0) {
     std::string why;
-    if (!gpu) why = "the CPU backend has no GPU counters";
-    else counters = make_hardware_counters(&why);
-    if (counters) counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
-    else std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
+    if (!gpu)
+      why = "the CPU backend has no GPU counters";
+    else
+      counters = make_hardware_counters(&why);
+    if (counters)
+      counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
+    else
+      std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
   }
 
   std::int64_t step = restart ? ckpt.step : 0;
@@ -301,8 +309,10 @@ RunResult run_case(const RunOptions& o) {
 
   // Kernels run while setting up (the initial force evaluation) belong to step 0; on a restart
   // they were only the fresh model's set-up, replaced by the checkpoint, and are dropped.
-  if (restart) model->take_records();
-  else telemetry.add(0, model->take_records());
+  if (restart)
+    model->take_records();
+  else
+    telemetry.add(0, model->take_records());
 
   Progress progress(o.quiet, step, steps);
   if (!restart) {
@@ -331,8 +341,10 @@ RunResult run_case(const RunOptions& o) {
     }
     ++step;
     time = step * dt;
-    if (profiled) counter_log->add(step, model->take_records(true), counters->end());
-    else collect(false);
+    if (profiled)
+      counter_log->add(step, model->take_records(true), counters->end());
+    else
+      collect(false);
     queue.rethrow();  // an output error ends the run here, with its line
     // The stop request is read once: the same answer makes this step the last one (its diagnostics,
     // snapshot and checkpoint) and ends the loop. A signal arriving after this line is seen after
@@ -341,7 +353,8 @@ RunResult run_case(const RunOptions& o) {
     const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
-    const bool ckpt = snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
+    const bool ckpt =
+        snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
     if (diag) {
       raise_test_signal("diagnostics", step);
       timed(wall.diagnostics, [&] {

@@ -11,15 +11,15 @@
 namespace tiersim {
 
 struct RunBreakdown {
-  double startup = 0;      // case, model, initial state and first upload, bandwidth figures, output set up
-  double steady = 0;       // from the first step to the last
-  double final_flush = 0;  // after the last step: the output thread drains, telemetry, summary
-  double kernels = 0;      // timed launches of the steady state, seconds
+  double startup = 0;             // case, model, initial state and first upload, bandwidth figures, output set up
+  double steady = 0;              // from the first step to the last
+  double final_flush = 0;         // after the last step: the output thread drains, telemetry, summary
+  double kernels = 0;             // timed launches of the steady state, seconds
   std::int64_t timing_every = 1;  // run.telemetry_every: kernels were timed on every N-th step only
-  double diagnostics = 0;  // diagnostics and non-finite checks (device reductions and their results)
-  double staging = 0;      // staging output: copies issued (GPU) or made (CPU)
-  double writer_wait = 0;  // the loop waited for a free output slot
-  double writer_busy = 0;  // the output thread writing files, behind the steps
+  double diagnostics = 0;         // diagnostics and non-finite checks (device reductions and their results)
+  double staging = 0;             // staging output: copies issued (GPU) or made (CPU)
+  double writer_wait = 0;         // the loop waited for a free output slot
+  double writer_busy = 0;         // the output thread writing files, behind the steps
   double bytes_written = 0;
   int snapshots = 0, checkpoints = 0, slots = 0;
   std::int64_t steps = 0;

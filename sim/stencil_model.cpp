@@ -77,16 +77,20 @@ struct StagedFields final : StagedOutput {
   }
   void write_snapshot(SnapshotFile& out) const override {
     for (std::size_t f = 0; f < names.size(); ++f) {
-      if (fp64) out.write_field(step, time, names[f], geometry, buffers[f].as<double>());
-      else out.write_field(step, time, names[f], geometry, buffers[f].as<float>());
+      if (fp64)
+        out.write_field(step, time, names[f], geometry, buffers[f].as<double>());
+      else
+        out.write_field(step, time, names[f], geometry, buffers[f].as<float>());
     }
   }
   ModelState state() const override {
     ModelState st;
     for (std::size_t f = 0; f < buffers.size(); ++f) {
       std::vector<double> v(points);
-      if (fp64) std::copy_n(buffers[f].as<double>(), points, v.begin());
-      else std::copy_n(buffers[f].as<float>(), points, v.begin());
+      if (fp64)
+        std::copy_n(buffers[f].as<double>(), points, v.begin());
+      else
+        std::copy_n(buffers[f].as<float>(), points, v.begin());
       st.arrays.emplace_back("field" + std::to_string(f), std::move(v));
     }
     st.scalars = scalars;
@@ -115,8 +119,8 @@ class StencilModel final : public Model {
     if (dt_ > limit) {
       const std::string why = "run.dt = " + format_g(dt_) + " exceeds the explicit stability limit " + format_g(limit) +
                               " (" + stencil_stability_rule(p_) + ", rho = |Laplacian| max = " +
-                              format_g(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) + " for R = " +
-                              std::to_string(p_.radius) + ")";
+                              format_g(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) +
+                              " for R = " + std::to_string(p_.radius) + ")";
       if (!c.get_bool("stencil.force")) throw Error(why + "; lower run.dt or set stencil.force = true");
       forced_ = why;
     }
@@ -170,7 +174,8 @@ class StencilModel final : public Model {
     staged->step = step, staged->time = time;
     staged->geometry.nx = p_.nx, staged->geometry.ny = p_.ny, staged->geometry.nz = p_.nz;
     for (int a = 0; a < 3; ++a) staged->geometry.spacing[a] = p_.h[a];
-    for (int f = 0; f < kFields; ++f) staged->names.emplace_back(Eq::kStateNames[std::size_t(f)]);  // not the previous level
+    for (int f = 0; f < kFields; ++f)
+      staged->names.emplace_back(Eq::kStateNames[std::size_t(f)]);  // not the previous level
     staged->fp64 = s_.precision == Precision::Fp64;
     staged->points = std::size_t(p_.points());
     staged->scalars = {{"time", time_}, {"q0", q0_}, {"has_q0", have_q0_ ? 1.0 : 0.0}};

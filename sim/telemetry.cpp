@@ -43,12 +43,12 @@ void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
   for (std::size_t i = from; i < rows_.size(); ++i) {
     const auto& [step, r] = rows_[i];
     const double gbs = per_s(r.bytes_compulsory, r.ms) * 1e-9;
-    std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
+    std::snprintf(buf, sizeof buf,
+                  "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
                   static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
-                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9,
-                  pct_of_ceiling(r, gbs), r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
-                  r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0, r.l2_window_bytes,
-                  r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
+                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9, pct_of_ceiling(r, gbs), r.flops,
+                  per_s(r.flops, r.ms) * 1e-9, r.work, r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0,
+                  r.l2_window_bytes, r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
     f << buf;
   }
 }
@@ -71,10 +71,14 @@ void Telemetry::append_csv(const std::string& path) {
 
 void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
   switch (path_type(path)) {
-    case PathType::Missing: return;
-    case PathType::File: break;
-    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links (not continuing it)");
-    default: throw Error(path + ": not a regular file (not continuing the run)");
+    case PathType::Missing:
+      return;
+    case PathType::File:
+      break;
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; a run's files are never links (not continuing it)");
+    default:
+      throw Error(path + ": not a regular file (not continuing the run)");
   }
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot read");

@@ -51,7 +51,7 @@ class Telemetry {
     double bytes_compulsory = 0, bytes_modelled = 0;
   };
   std::vector<Summary> summarize() const;
-  std::string summary_table() const;           // for the terminal at the end of a run
+  std::string summary_table() const;  // for the terminal at the end of a run
   // The telemetry part of summary.json: the measured ceilings and one object per kernel.
   nlohmann::ordered_json summary_json() const;
 

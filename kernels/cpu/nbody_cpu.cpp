@@ -40,7 +40,9 @@ class CpuNbodyEngine final : public NbodyEngine {
 
  public:
   CpuNbodyEngine(const Strategy& s, int n, const NbodyParams& p)
-      : store_(n), phi_(std::size_t(n)), params_(p),
+      : store_(n),
+        phi_(std::size_t(n)),
+        params_(p),
         strategy_(std::string("cpu/") + name(s.layout) + "/" + name(s.precision)) {}
 
   int size() const override { return store_.size(); }
@@ -88,8 +90,8 @@ class CpuNbodyEngine final : public NbodyEngine {
       }
       for (int k = 0; k < m; ++k) v.set_acc(i0 + k, G * Vec3<T>{ax[k], ay[k], az[k]});
     }
-    record("nbody_forces", t0, n * (4.0 + 3.0) * sizeof(T), n * (4.0 + 3.0) * sizeof(T),
-           kFlopsPerInteraction * nn, nn, "interactions");
+    record("nbody_forces", t0, n * (4.0 + 3.0) * sizeof(T), n * (4.0 + 3.0) * sizeof(T), kFlopsPerInteraction * nn, nn,
+           "interactions");
   }
 
   void kick(double dt) override {
@@ -159,8 +161,8 @@ class CpuNbodyEngine final : public NbodyEngine {
 
  private:
   using clock = std::chrono::steady_clock;
-  void record(const char* kernel, clock::time_point t0, double compulsory, double modelled, double flops,
-              double work, const char* unit) {
+  void record(const char* kernel, clock::time_point t0, double compulsory, double modelled, double flops, double work,
+              const char* unit) {
     KernelRecord r;
     r.kernel = kernel;
     // The step that ran it: diagnostics are read by the run loop only with the next step's
@@ -235,7 +237,7 @@ class CpuNbodyEngine final : public NbodyEngine {
   };
 
   HostParticleStore<View> store_;
-  std::vector<double> phi_;        // potential per body (G left out), of the last pass that summed it
+  std::vector<double> phi_;         // potential per body (G left out), of the last pass that summed it
   bool potential_current_ = false;  // phi_ is that of the bodies as they are now
   NbodyParams params_;
   std::string strategy_;

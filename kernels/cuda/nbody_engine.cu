@@ -10,9 +10,9 @@
 // stages them tile by tile into shared memory, so every block still reads all of them once).
 // Where they sit is the layout's (View::hot_bytes, layouts/particles.hpp): soa's first four
 // arrays, float4's posm array; aos and aosoa interleave positions with velocities and
-// accelerations, so the window covers the whole store. The window is set once on the engine's stream and covers every launch (kick and
-// drift included: drift's position writes then land in persisting lines the next force
-// evaluation reads).
+// accelerations, so the window covers the whole store. The window is set once on the engine's stream and covers every
+// launch (kick and drift included: drift's position writes then land in persisting lines the next force evaluation
+// reads).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -37,14 +37,13 @@ class CudaNbodyEngine final : public NbodyEngine {
  public:
   using T = typename View::scalar;
 
-  CudaNbodyEngine(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t)
-      : s_(s), n_(n), p_(p), t_(t) {
+  CudaNbodyEngine(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t) : s_(s), n_(n), p_(p), t_(t) {
     s_.backend = Backend::Cuda;
     strategy_ = std::string("cuda/") + name(s.layout) + "/" + name(s.precision) + "/" + name(s.tiling);
     // Validate the tuning now, not at the first launch.
     (void)cuda::choose_force_launch(s.tiling, s.precision, n, t);
-    const std::string what = "particles (" + std::to_string(n) + " bodies, " + name(s.layout) + ", " +
-                             name(s.precision) + ")";
+    const std::string what =
+        "particles (" + std::to_string(n) + " bodies, " + name(s.layout) + ", " + name(s.precision) + ")";
     const std::size_t bytes = View::bytes(std::size_t(n));
     const std::size_t psi_bytes = std::size_t(n) * sizeof(double);
     const std::size_t scratch = cuda::nbody_diagnostics_scratch_bytes<View>(n);
@@ -139,8 +138,8 @@ class CudaNbodyEngine final : public NbodyEngine {
   // restores the limit), then the stream.
   cuda::OwnedStream owned_stream_{cudaStreamNonBlocking};
   cudaStream_t stream_ = owned_stream_.get();
-  cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, View::hot_bytes(std::size_t(n_)),
-                     "the N-body positions", s_.tuning};
+  cuda::L2Window l2_{
+      stream_, s_.l2_persist, s_.l2_persist_bytes, View::hot_bytes(std::size_t(n_)), "the N-body positions", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
 };
 
@@ -151,11 +150,12 @@ std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const Nbo
   if (!d.usable) throw Error("--backend cuda: " + d.why_not);
   if (n < 0) throw Error("nbody: negative body count " + std::to_string(n));
   if (!(p.softening >= 0)) throw Error("nbody: softening must be >= 0");
-  return with_layout_and_scalar(s.layout, s.precision, [&](auto layout_tag, auto scalar_tag) -> std::unique_ptr<NbodyEngine> {
-    using T = typename decltype(scalar_tag)::type;
-    using View = ParticleView<decltype(layout_tag)::value, T>;
-    return std::make_unique<CudaNbodyEngine<View>>(s, n, p, t);
-  });
+  return with_layout_and_scalar(s.layout, s.precision,
+                                [&](auto layout_tag, auto scalar_tag) -> std::unique_ptr<NbodyEngine> {
+                                  using T = typename decltype(scalar_tag)::type;
+                                  using View = ParticleView<decltype(layout_tag)::value, T>;
+                                  return std::make_unique<CudaNbodyEngine<View>>(s, n, p, t);
+                                });
 }
 
 }  // namespace tiersim

@@ -227,8 +227,8 @@ __global__ void __launch_bounds__(kMaxBlock<T>)
     for (int t0 = 0; t0 < n; t0 += B) {
       const TileShare share = tile_share(blockIdx.x, t0 / group, groups);
       if (P == ForcePass::Potential && share == TileShare::None) continue;
-      tile_with_potential<P, K>([&](int jj) { return v.pos_mass(t0 + jj); }, t0, min(B, n - t0), B, share, first,
-                                ri, eps2, ai, pot);
+      tile_with_potential<P, K>([&](int jj) { return v.pos_mass(t0 + jj); }, t0, min(B, n - t0), B, share, first, ri,
+                                eps2, ai, pot);
     }
     store_psi<K>(n, first, pot, psi);
   }
@@ -252,13 +252,21 @@ void launch_k(bool shared, const View& v, const ForceLaunch& fl, typename View::
 }
 
 template <ForcePass P, class View>
-void launch_pass(bool shared, const View& v, const ForceLaunch& fl, typename View::scalar eps2,
-                 typename View::scalar G, double* psi, cudaStream_t stream) {
+void launch_pass(bool shared, const View& v, const ForceLaunch& fl, typename View::scalar eps2, typename View::scalar G,
+                 double* psi, cudaStream_t stream) {
   switch (fl.bodies_per_thread) {
-    case 1: launch_k<P, 1>(shared, v, fl, eps2, G, psi, stream); break;
-    case 2: launch_k<P, 2>(shared, v, fl, eps2, G, psi, stream); break;
-    case 4: launch_k<P, 4>(shared, v, fl, eps2, G, psi, stream); break;
-    default: launch_k<P, 8>(shared, v, fl, eps2, G, psi, stream); break;
+    case 1:
+      launch_k<P, 1>(shared, v, fl, eps2, G, psi, stream);
+      break;
+    case 2:
+      launch_k<P, 2>(shared, v, fl, eps2, G, psi, stream);
+      break;
+    case 4:
+      launch_k<P, 4>(shared, v, fl, eps2, G, psi, stream);
+      break;
+    default:
+      launch_k<P, 8>(shared, v, fl, eps2, G, psi, stream);
+      break;
   }
 }
 
@@ -267,9 +275,12 @@ void launch_pass(bool shared, const View& v, const ForceLaunch& fl, typename Vie
 const char* force_kernel_name(ForcePass pass, Tiling tiling) {
   const bool shared = tiling == Tiling::Shared;
   switch (pass) {
-    case ForcePass::Forces: return shared ? "nbody_forces_shared" : "nbody_forces_global";
-    case ForcePass::ForcesPotential: return shared ? "nbody_forces_potential_shared" : "nbody_forces_potential_global";
-    case ForcePass::Potential: break;
+    case ForcePass::Forces:
+      return shared ? "nbody_forces_shared" : "nbody_forces_global";
+    case ForcePass::ForcesPotential:
+      return shared ? "nbody_forces_potential_shared" : "nbody_forces_potential_global";
+    case ForcePass::Potential:
+      break;
   }
   return "nbody_potential";
 }
@@ -279,9 +290,8 @@ ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const
   if (tuning.block != 0 && (tuning.block < 32 || tuning.block > max_block || tuning.block % 32 != 0))
     throw Error("nbody block size " + std::to_string(tuning.block) + ": must be a multiple of 32 from 32 to " +
                 std::to_string(max_block) + " for " + name(precision));
-  if (tuning.bodies_per_thread != 0 &&
-      std::find(std::begin(kForceBodiesPerThread), std::end(kForceBodiesPerThread), tuning.bodies_per_thread) ==
-          std::end(kForceBodiesPerThread))
+  if (tuning.bodies_per_thread != 0 && std::find(std::begin(kForceBodiesPerThread), std::end(kForceBodiesPerThread),
+                                                 tuning.bodies_per_thread) == std::end(kForceBodiesPerThread))
     throw Error("nbody bodies per thread " + std::to_string(tuning.bodies_per_thread) + ": must be 1, 2, 4 or 8");
   const DeviceInfo d = query_device();
   const int sms = d.sm_count > 0 ? d.sm_count : 132;
@@ -308,8 +318,8 @@ ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const
 }
 
 template <class View>
-void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double eps2, double G,
-                         const NbodyTuning& tuning, double* psi, cudaStream_t stream, KernelRecord& rec) {
+void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double eps2, double G, const NbodyTuning& tuning,
+                         double* psi, cudaStream_t stream, KernelRecord& rec) {
   using T = typename View::scalar;
   const Precision prec = sizeof(T) == 4 ? Precision::Fp32 : Precision::Fp64;
   const ForceLaunch fl = choose_force_launch(tiling, prec, v.n, tuning);
@@ -317,11 +327,15 @@ void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double ep
   const T e2 = T(eps2), g = T(G);
   if (v.n > 0) {
     switch (pass) {
-      case ForcePass::Forces: launch_pass<ForcePass::Forces>(shared, v, fl, e2, g, psi, stream); break;
+      case ForcePass::Forces:
+        launch_pass<ForcePass::Forces>(shared, v, fl, e2, g, psi, stream);
+        break;
       case ForcePass::ForcesPotential:
         launch_pass<ForcePass::ForcesPotential>(shared, v, fl, e2, g, psi, stream);
         break;
-      case ForcePass::Potential: launch_pass<ForcePass::Potential>(true, v, fl, e2, g, psi, stream); break;
+      case ForcePass::Potential:
+        launch_pass<ForcePass::Potential>(true, v, fl, e2, g, psi, stream);
+        break;
     }
   }
   // Cost model. Compulsory: positions and masses read once, accelerations written once (and psi,
@@ -335,7 +349,8 @@ void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double ep
   const double jb = View::moved_bytes(field_mask(kX, 4));
   const int warps_per_block = (fl.block + 31) / 32;
   const double streams = shared ? double(fl.grid) : double(fl.grid) * warps_per_block;
-  const double pos_read = n * View::moved_bytes(field_mask(kX, 3)), acc_written = n * View::moved_bytes(field_mask(kAX, 3));
+  const double pos_read = n * View::moved_bytes(field_mask(kX, 3)),
+               acc_written = n * View::moved_bytes(field_mask(kAX, 3));
   const double psi_written = n * sizeof(double);
   rec.kernel = force_kernel_name(pass, shared ? Tiling::Shared : Tiling::None);
   rec.work_unit = "interactions";
@@ -358,9 +373,9 @@ void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double ep
   }
 }
 
-#define TIERSIM_INSTANTIATE_FORCES(V)                                                                      \
-  template void launch_nbody_forces<V>(const V&, ForcePass, Tiling, double, double, const NbodyTuning&,    \
-                                       double*, cudaStream_t, KernelRecord&);
+#define TIERSIM_INSTANTIATE_FORCES(V)                                                                            \
+  template void launch_nbody_forces<V>(const V&, ForcePass, Tiling, double, double, const NbodyTuning&, double*, \
+                                       cudaStream_t, KernelRecord&);
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_FORCES, float)
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_FORCES, double)
 #undef TIERSIM_INSTANTIATE_FORCES

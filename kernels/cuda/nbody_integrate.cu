@@ -146,12 +146,11 @@ NbodyDiagnostics fetch_nbody_diagnostics(const void* scratch, double G, cudaStre
   return out;
 }
 
-#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                                                         \
-  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&);                             \
-  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&);                            \
-  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                                                  \
-  template void launch_nbody_diagnostics<V>(const V&, const double*, void*, std::size_t, cudaStream_t,            \
-                                            KernelRecord&);
+#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                              \
+  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&);  \
+  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&); \
+  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                       \
+  template void launch_nbody_diagnostics<V>(const V&, const double*, void*, std::size_t, cudaStream_t, KernelRecord&);
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, float)
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, double)
 #undef TIERSIM_INSTANTIATE_INTEGRATE

@@ -28,15 +28,19 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
 
 void HostBuffer::release() noexcept {
   if (!ptr_) return;
-  if (pinned_) cudaFreeHost(ptr_);
-  else std::free(ptr_);
+  if (pinned_)
+    cudaFreeHost(ptr_);
+  else
+    std::free(ptr_);
   ptr_ = nullptr;
 }
 
 HostBuffer::~HostBuffer() { release(); }
 
 HostBuffer::HostBuffer(HostBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), pinned_(std::exchange(o.pinned_, false)) {}
+    : ptr_(std::exchange(o.ptr_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)),
+      pinned_(std::exchange(o.pinned_, false)) {}
 
 HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
   if (this != &o) {

@@ -24,10 +24,10 @@
 namespace tiersim {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                         \
-    const DeviceInfo d_ = query_device();                                      \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;           \
+#define SKIP_WITHOUT_GPU()                                           \
+  do {                                                               \
+    const DeviceInfo d_ = query_device();                            \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
   } while (0)
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -83,7 +83,10 @@ std::vector<Vec3<double>> reference_acc(const Bodies& b, const std::vector<int>&
     Vec3<double> a{0, 0, 0};
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
-      accumulate_pair(b.pos[std::size_t(i)], Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z, b.mass[std::size_t(j)]}, eps2, a);
+      accumulate_pair(b.pos[std::size_t(i)],
+                      Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z,
+                                   b.mass[std::size_t(j)]},
+                      eps2, a);
     }
     out[std::size_t(r)] = {G * a.x, G * a.y, G * a.z};
   }
@@ -169,7 +172,8 @@ void check_potential(const Strategy& s, int n, const NbodyTuning& tuning, double
   const Bodies with_potential = eng->download();
   auto recs = eng->take_records();
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].kernel, std::string("nbody_forces_potential_") + (s.tiling == Tiling::Shared ? "shared" : "global"));
+  EXPECT_EQ(recs[0].kernel,
+            std::string("nbody_forces_potential_") + (s.tiling == Tiling::Shared ? "shared" : "global"));
   EXPECT_DOUBLE_EQ(recs[0].work, double(n) * n);
   EXPECT_EQ(recs[1].kernel, "nbody_diagnostics");  // no potential-only pass: the fused one is current
   int differ = 0;
@@ -186,8 +190,8 @@ void check_potential(const Strategy& s, int n, const NbodyTuning& tuning, double
     EXPECT_EQ(fused.potential, 0.0);  // the self term is left out
   } else {
     const double err = std::fabs(fused.potential - ref) / std::fabs(ref);
-    EXPECT_LT(err, potential_tolerance(s.precision)) << eng->strategy_name() << ": potential " << fused.potential
-                                                     << ", reference " << ref;
+    EXPECT_LT(err, potential_tolerance(s.precision))
+        << eng->strategy_name() << ": potential " << fused.potential << ", reference " << ref;
     std::printf("[ info ] %s n=%d K=%d block=%d: relative error of the potential %.3g (tolerance %.0e)\n",
                 eng->strategy_name().c_str(), n, tuning.bodies_per_thread, tuning.block, err,
                 potential_tolerance(s.precision));
@@ -245,7 +249,8 @@ class NbodyForcesGpu : public ::testing::TestWithParam<ForceParam> {};
 void check_forces(const Strategy& s, int n, const NbodyTuning& tuning, double softening) {
   const unsigned seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", n " + std::to_string(n) + ", block " + std::to_string(tuning.block) +
-               ", bodies/thread " + std::to_string(tuning.bodies_per_thread) + ", softening " + std::to_string(softening));
+               ", bodies/thread " + std::to_string(tuning.bodies_per_thread) + ", softening " +
+               std::to_string(softening));
   NbodyParams p;
   p.G = 1.3;
   p.softening = softening;
@@ -291,7 +296,8 @@ void check_forces(const Strategy& s, int n, const NbodyTuning& tuning, double so
   const double tol = s.precision == Precision::Fp32 ? 1e-5 : 1e-12;
   const double err = rel_error(got, ref);
   EXPECT_LT(err, tol) << eng->strategy_name() << ": relative force error " << err;
-  std::printf("[ info ] %s n=%d: relative force error %.3g (tolerance %.0e)\n", eng->strategy_name().c_str(), n, err, tol);
+  std::printf("[ info ] %s n=%d: relative force error %.3g (tolerance %.0e)\n", eng->strategy_name().c_str(), n, err,
+              tol);
 }
 
 TEST_P(NbodyForcesGpu, MatchesFloat64Reference) {
@@ -350,8 +356,10 @@ TEST(NbodyForcesGpuTuning, EveryBodiesPerThreadAndBlock) {
 
 TEST(NbodyForcesGpuTuning, RejectsBadTuning) {
   SKIP_WITHOUT_GPU();
-  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{100, 0}), Error);
-  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{0, 3}), Error);
+  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{100, 0}),
+               Error);
+  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{0, 3}),
+               Error);
 }
 
 // Softening 0: the self term must vanish, not turn into 0 * inf (the kernels' eps^2 is then
@@ -415,7 +423,8 @@ TEST_P(NbodyStepsGpu, KickAndDriftMatchCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyStepsGpu,
-                         ::testing::Combine(::testing::ValuesIn(kLayouts), ::testing::Values(Precision::Fp32, Precision::Fp64)),
+                         ::testing::Combine(::testing::ValuesIn(kLayouts),
+                                            ::testing::Values(Precision::Fp32, Precision::Fp64)),
                          [](const ::testing::TestParamInfo<StepParam>& info) {
                            return std::string(name(std::get<0>(info.param))) + "_" + name(std::get<1>(info.param));
                          });
@@ -499,7 +508,8 @@ TEST_P(NbodyTrajectoryGpu, HundredStepsMatchFloat64Cpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyTrajectoryGpu,
-                         ::testing::Combine(::testing::ValuesIn(kLayouts), ::testing::Values(Precision::Fp32, Precision::Fp64)),
+                         ::testing::Combine(::testing::ValuesIn(kLayouts),
+                                            ::testing::Values(Precision::Fp32, Precision::Fp64)),
                          [](const ::testing::TestParamInfo<StepParam>& info) {
                            return std::string(name(std::get<0>(info.param))) + "_" + name(std::get<1>(info.param));
                          });

@@ -167,9 +167,9 @@ TEST_P(NbodyCpuPrecisions, AllLayoutsGiveTheSameTrajectory) {
     const Bodies& f = finals[k];
     ASSERT_EQ(f.size(), ref.size());
     for (int i = 0; i < n; ++i) {
-      for (const auto& [what, got, want] : {std::tuple{"pos", f.pos[i], ref.pos[i]},
-                                            std::tuple{"vel", f.vel[i], ref.vel[i]},
-                                            std::tuple{"acc", f.acc[i], ref.acc[i]}}) {
+      for (const auto& [what, got, want] :
+           {std::tuple{"pos", f.pos[i], ref.pos[i]}, std::tuple{"vel", f.vel[i], ref.vel[i]},
+            std::tuple{"acc", f.acc[i], ref.acc[i]}}) {
         ASSERT_EQ(got.x, want.x) << what << ".x, layout " << k << ", body " << i;
         ASSERT_EQ(got.y, want.y) << what << ".y, layout " << k << ", body " << i;
         ASSERT_EQ(got.z, want.z) << what << ".z, layout " << k << ", body " << i;
@@ -216,14 +216,14 @@ OrbitResult kepler_orbit(Precision precision, int steps_per_orbit) {
 
 TEST(NbodyCpu, KeplerBinaryFp64KeepsEnergyAndCloses) {
   const OrbitResult r = kepler_orbit(Precision::Fp64, 20000);
-  EXPECT_LT(r.max_energy_error, 1e-6);   // stated: 1e-6 relative over one orbit, e = 0.5, P/dt = 20000
-  EXPECT_LT(r.return_distance, 1e-4);    // stated: back within 1e-4 a after one period
+  EXPECT_LT(r.max_energy_error, 1e-6);  // stated: 1e-6 relative over one orbit, e = 0.5, P/dt = 20000
+  EXPECT_LT(r.return_distance, 1e-4);   // stated: back within 1e-4 a after one period
 }
 
 TEST(NbodyCpu, KeplerBinaryFp32WithinLooserBound) {
   const OrbitResult r = kepler_orbit(Precision::Fp32, 20000);
-  EXPECT_LT(r.max_energy_error, 1e-4);   // stated: fp32 rounding over 20000 steps (measured 2.3e-5)
-  EXPECT_LT(r.return_distance, 5e-4);    // stated: back within 5e-4 a (measured 1.5e-4; fp64 4.4e-6)
+  EXPECT_LT(r.max_energy_error, 1e-4);  // stated: fp32 rounding over 20000 steps (measured 2.3e-5)
+  EXPECT_LT(r.return_distance, 5e-4);   // stated: back within 5e-4 a (measured 1.5e-4; fp64 4.4e-6)
 }
 
 TEST(NbodyCpu, LeapfrogEnergyErrorScalesAsDtSquared) {

@@ -19,10 +19,12 @@ TEST(OutputQueue, RunsJobsInSubmissionOrderOnAnotherThread) {
   {
     OutputQueue q(2);
     for (int i = 0; i < 50; ++i)
-      q.submit([&, i] {
-        order.push_back(i);
-        writer = std::this_thread::get_id();
-      }, i % 3 == 0);
+      q.submit(
+          [&, i] {
+            order.push_back(i);
+            writer = std::this_thread::get_id();
+          },
+          i % 3 == 0);
     q.drain();
     EXPECT_NE(writer, std::this_thread::get_id());
   }
@@ -54,9 +56,11 @@ TEST(OutputQueue, AtMostSlotsHeavyJobsInFlightAndTheWaitIsMeasured) {
 TEST(OutputQueue, LightJobsNeverWaitForSlots) {
   OutputQueue q(1);
   std::atomic<bool> release{false};
-  q.submit([&] {
-    while (!release) std::this_thread::sleep_for(1ms);
-  }, true);
+  q.submit(
+      [&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+      },
+      true);
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 10; ++i) q.submit([] {});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.05);
@@ -87,10 +91,12 @@ TEST(OutputQueue, DestructorFinishesQueuedJobs) {
   {
     OutputQueue q(1);
     for (int i = 0; i < 5; ++i)
-      q.submit([&] {
-        std::this_thread::sleep_for(2ms);
-        ++ran;
-      }, true);
+      q.submit(
+          [&] {
+            std::this_thread::sleep_for(2ms);
+            ++ran;
+          },
+          true);
   }
   EXPECT_EQ(ran.load(), 5);
 }

@@ -35,7 +35,8 @@ std::string write_case(const std::string& dir, const std::string& text) {
 }
 
 // A quiet run of `case_path` into `out_dir`, with `--set` overrides.
-RunOptions quiet_run(const std::string& case_path, const std::string& out_dir, std::vector<std::string> overrides = {}) {
+RunOptions quiet_run(const std::string& case_path, const std::string& out_dir,
+                     std::vector<std::string> overrides = {}) {
   RunOptions o;
   o.case_path = case_path;
   o.out_dir = out_dir;
@@ -206,7 +207,8 @@ TEST(RunOutput, ForceReplacesOnlyATiersimRun) {
       ADD_FAILURE() << dir << ": --force must be refused";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("not replaced: --force replaces only an empty directory or a tiersim run"),
-                std::string::npos) << e.what();
+                std::string::npos)
+          << e.what();
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   };
@@ -271,11 +273,11 @@ n = 12
     const char* equation;
     const char* message;
   };
-  for (const Expect& e : {Expect{"heat", "step 15: non-finite values in u["},
-                          Expect{"wave", "step 15: non-finite values in u["},
-                          Expect{"gray-scott", "step 15: non-finite values in U["}}) {
-    RunOptions o = quiet_run(case_path, base + "/out_" + e.equation,
-                             {std::string("stencil.equation=\"") + e.equation + "\""});
+  for (const Expect& e :
+       {Expect{"heat", "step 15: non-finite values in u["}, Expect{"wave", "step 15: non-finite values in u["},
+        Expect{"gray-scott", "step 15: non-finite values in U["}}) {
+    RunOptions o =
+        quiet_run(case_path, base + "/out_" + e.equation, {std::string("stencil.equation=\"") + e.equation + "\""});
     const std::string eq = std::string(e.equation) == "gray-scott" ? "gray_scott" : e.equation;
     const std::string kernel = "(kernel stencil_" + eq + "_cpu)";
     setenv("TIERSIM_INJECT_NAN_AT_STEP", "13", 1);
