@@ -74,7 +74,7 @@
 //
 // Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted):
 //   R = 1, TMAX 4: 12 x 2, D 2 (default; 84 / 120 KB): 154 / 162 registers, no spills;
-//                  8 x 4, D 2 (112 / 160 KB): 247 / 254, no spills; 16 x 2 (heat): 128, 52 B spilled;
+//                  8 x 4, D 2 (112 / 160 KB): 254 / 254, no spills; 16 x 2 (heat): 128, 52 B spilled;
 //   R = 2, TMAX 3: 12 x 2, D 2 (default; 108 / 144 KB): 168 / 168, heat 32 B spilled;
 //                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 64 B spilled;
 //   R = 3, TMAX 2: 12 x 2, D 2 (120 / 156 KB): 167 / 168, no spills;

@@ -136,6 +136,20 @@ class DeviceGrid {
         for (int i = 0; i < hv.nx; ++i) v[(std::size_t(k) * hv.ny + j) * hv.nx + i] = double(hv(i, j, k));
     return v;
   }
+  // Elements outside the interior (halos, row padding) no longer holding the poison: a pass
+  // that wrote past its tiles.
+  std::size_t written_outside() const {
+    std::vector<T> h(spec_.elements());
+    TIERSIM_CUDA_CHECK(cudaMemcpy(h.data(), buf_.data(), spec_.bytes(), cudaMemcpyDeviceToHost), "download");
+    const GridView<T> hv = spec_.view(h.data());
+    std::vector<char> interior(h.size(), 0);
+    for (int k = 0; k < hv.nz; ++k)
+      for (int j = 0; j < hv.ny; ++j)
+        for (int i = 0; i < hv.nx; ++i) interior[std::size_t(&hv(i, j, k) - h.data())] = 1;
+    std::size_t n = 0;
+    for (std::size_t e = 0; e < h.size(); ++e) n += !interior[e] && !std::isnan(h[e]);
+    return n;
+  }
 
  private:
   GridSpec<T> spec_;
@@ -187,6 +201,11 @@ class TemporalStencil {
     return passes;
   }
   const KernelRecord& record() const { return rec_; }
+  std::size_t written_outside() const {
+    std::size_t n = 0;
+    for (const auto& g : grids_[cur_]) n += g.written_outside();
+    return n;
+  }
   int fields() const { return nin_; }
 
  private:
@@ -354,6 +373,7 @@ void run_each_level(Equation eq, int R, Boundary bc) {
     TemporalStencil<T> tmp(p, dt);
     for (int f = 0; f < tmp.fields(); ++f) tmp.upload(f, init[f]);
     tmp.pass(T_);
+    EXPECT_EQ(tmp.written_outside(), 0u) << label(p, fp64) << ", T=" << T_ << ": halo or padding written";
     if (!expect_match(
             p, *eng, tmp,
             label(p, fp64) + ", one pass, time level " + std::to_string(T_) + " (" + tmp.record().kernel + ")"))
