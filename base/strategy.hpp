@@ -19,7 +19,7 @@ namespace tiersim {
 enum class Backend { Auto, Cpu, Cuda };
 enum class Layout { AoS, SoA, AoSoA, Float4 };
 enum class Precision { Fp32, Fp64 };
-enum class Tiling { None, Shared };
+enum class Tiling { None, Shared, Temporal };
 enum class CoeffSpace { Constant, Global };
 enum class L2Persist { Off, On };
 
@@ -32,6 +32,7 @@ struct FlagValue {
   const char* name;
   E value;
   const char* help;
+  unsigned models = kBothModels;  // the models this value serves (a value may be for one model only)
 };
 
 template <class E>
@@ -86,9 +87,11 @@ struct Flag<Tiling> {
   static constexpr Tiling fallback = Tiling::Shared;
   static constexpr unsigned models = kBothModels;
   static constexpr bool cpu_honours = false;
-  static constexpr std::array<FlagValue<Tiling>, 2> values{{
+  static constexpr std::array<FlagValue<Tiling>, 3> values{{
       {"none", Tiling::None, "neighbours through L1/L2"},
       {"shared", Tiling::Shared, "tiles with halos staged in shared memory"},
+      {"temporal", Tiling::Temporal,
+       "stencil: several time steps per pass through memory, the levels between kept on chip", kStencil},
   }};
 };
 
@@ -142,9 +145,10 @@ std::string flag_choices(const char* sep = "|") {
 }
 
 template <StrategyFlag E>
-std::vector<std::string> flag_names() {
+std::vector<std::string> flag_names(unsigned models = kBothModels) {
   std::vector<std::string> v;
-  for (const auto& f : Flag<E>::values) v.emplace_back(f.name);
+  for (const auto& f : Flag<E>::values)
+    if (f.models & models) v.emplace_back(f.name);
   return v;
 }
 
@@ -164,6 +168,14 @@ std::string flag_choices(Flag<E>, const char* sep = "|") {
 template <StrategyFlag E>
 std::vector<std::string> flag_names(Flag<E>) {
   return flag_names<E>();
+}
+
+// The models a flag's value serves (ModelMask).
+template <StrategyFlag E>
+unsigned value_models(E v) {
+  for (const auto& f : Flag<E>::values)
+    if (f.value == v) return f.models;
+  return 0;
 }
 
 // Parses a flag value; throws Error("<what>: unknown value 'x' (expected a|b|c)").

@@ -58,6 +58,8 @@ struct StencilTuning {
   int block_y = 0;   // threads per block along y (x is one warp)
   int z_chunk = 0;   // z planes one block marches through
   int prefetch = 0;  // planes loaded ahead in registers (shared tiling)
+  // --tiling temporal: time steps one pass fuses (0: chosen per equation, radius, grid and device).
+  int temporal_steps = 0;
 };
 
 class StencilEngine {
@@ -73,6 +75,13 @@ class StencilEngine {
   virtual std::unique_ptr<CopyInFlight> stage(int field, void* dst) = 0;
   // One time step: fill the halos (boundary condition), update every interior point.
   virtual void step(double dt) = 0;
+  // Advances by 1..max_steps time steps and returns how many: one, unless the strategy fuses
+  // steps into one pass through memory (--tiling temporal), which takes as many as it fuses.
+  virtual int advance(double dt, int max_steps) {
+    (void)max_steps;
+    step(dt);
+    return 1;
+  }
   // Adds `value` to field 0 at interior point (i, j, k) (the wave equation's point source).
   virtual void add_point_value(int i, int j, int k, double value) = 0;
   // Statistics of state field `field` in one pass over it (kernels/physics/equation.hpp), where

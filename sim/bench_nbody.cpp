@@ -27,7 +27,7 @@ struct BenchNbodyOptions {
   std::vector<long long> sizes{65536, 262144, 1048576};
   // Every value of each flag's table (base/strategy.hpp) unless told otherwise.
   std::vector<std::string> layouts = flag_names<Layout>();
-  std::vector<std::string> tilings = flag_names<Tiling>();
+  std::vector<std::string> tilings = flag_names<Tiling>(kNbody);
   std::vector<std::string> precisions = flag_names<Precision>();
   std::vector<std::string> fp64_layouts{"float4"};
   long long stream_size = 1LL << 24;
@@ -199,7 +199,10 @@ void register_bench_nbody(CLI::App& bench) {
   CLI::App* sub = bench.add_subcommand("nbody", "N-body force, kick and drift kernels on the GPU");
   sub->add_option("--sizes", o->sizes, "body counts for the force kernels")->delimiter(',')->capture_default_str();
   sub->add_option("--layouts", o->layouts, flag_choices<Layout>(", "))->delimiter(',')->capture_default_str();
-  sub->add_option("--tilings", o->tilings, flag_choices<Tiling>(", "))->delimiter(',')->capture_default_str();
+  sub->add_option("--tilings", o->tilings, "none, shared")
+      ->delimiter(',')
+      ->check(CLI::IsMember(flag_names<Tiling>(kNbody)))
+      ->capture_default_str();
   sub->add_option("--precision", o->precisions, flag_choices<Precision>(", "))->delimiter(',')->capture_default_str();
   sub->add_option("--fp64-layouts", o->fp64_layouts, "layouts measured in fp64 ('all': as --layouts)")
       ->delimiter(',')

@@ -45,6 +45,13 @@ class Model {
   virtual std::string name() const = 0;           // "nbody", "stencil/heat", ...
   virtual std::string strategy_name() const = 0;  // "cuda/soa/fp32/shared"
   virtual void step(double dt) = 0;               // advance one time step
+  // Advances by 1..max_steps time steps (as the strategy fuses them) and returns how many; the
+  // state between them is never seen.
+  virtual std::int64_t advance(double dt, std::int64_t max_steps) {
+    (void)max_steps;
+    step(dt);
+    return 1;
+  }
   // Diagnostics at this moment (energies, momenta, field sums, min/max): name, value.
   virtual Observables observe() = 0;
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.

@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -334,12 +335,18 @@ RunResult run_case(const RunOptions& o) {
       collect(true);  // nothing of earlier steps may run inside the profiled range
       counters->begin();
     }
+    // The steps up to the next one whose state is looked at (diagnostics, snapshot, checkpoint,
+    // the end, a profiled step): a strategy that fuses steps (--tiling temporal) may take them
+    // in one pass; the others take one.
+    auto to_next = [&](std::int64_t every) { return every > 0 ? every - step % every : steps - step; };
+    std::int64_t horizon = std::min({steps - step, to_next(diag_every), to_next(snap_every), to_next(ckpt_every)});
+    if (inject_nan_at > step) horizon = std::min(horizon, inject_nan_at - step);
+    if (counters) horizon = 1;
     set_telemetry_step(step + 1);
     {
       TraceRange range("step");
-      model->step(dt);
+      step += model->advance(dt, horizon);
     }
-    ++step;
     time = step * dt;
     if (profiled)
       counter_log->add(step, model->take_records(true), counters->end());

@@ -7,10 +7,15 @@ namespace tiersim {
 
 Strategy strategy_from_case(const Case& c) {
   Strategy s;
+  const std::string model = c.get_string("run.model");
+  const unsigned mask = model == "nbody" ? kNbody : kStencil;
   for_each_flag([&](auto flag, auto member) {
     using E = std::remove_cvref_t<decltype(s.*member)>;
     const std::string key = std::string("strategy.") + decltype(flag)::key;
     s.*member = parse_flag<E>(c.get_string(key), key);
+    if (!(value_models(s.*member) & mask))
+      throw Error(key + " = \"" + name(s.*member) + "\" is a strategy of the " +
+                  (mask == kNbody ? "stencil" : "N-body") + " model; this case is run.model = \"" + model + "\"");
   });
   s.l2_persist_bytes = static_cast<std::size_t>(c.get_int("strategy.l2_persist_bytes"));
   s.tuning.kernel_timing = c.get_bool("run.telemetry");

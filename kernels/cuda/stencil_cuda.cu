@@ -40,6 +40,7 @@
 #include "kernels/cuda/l2_window.cuh"
 #include "kernels/cuda/launch_timer.hpp"
 #include "kernels/cuda/stencil_kernels.cuh"
+#include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
 #include "kernels/l2_window.hpp"
 #include "kernels/stencil_engine.hpp"
@@ -67,7 +68,23 @@ class StencilCuda final : public StencilEngine {
     if (!d.usable) throw Error("--backend cuda: " + d.why_not);
     sm_count_ = d.sm_count;
     cc_major_ = d.cc_major;
-    const int ngrids = 2 * kFields;
+    if (temporal_) {
+      if (cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8).empty())
+        throw Error(std::string("--tiling temporal: no temporally blocked kernel for ") + Eq::kName + " at R = " +
+                    std::to_string(p.radius) + " (heat and wave: R = 1..4; gray-scott: R = 1); use --tiling shared");
+      cuda::TemporalOptions opt;
+      opt.steps = t.temporal_steps;
+      fused_ = t.temporal_steps > 0 ? t.temporal_steps
+                                    : cuda::temporal_default_steps(p.equation, p.radius, sizeof(T) == 8, p.nx, p.ny,
+                                                                   p.nz, opt);
+      const int most = cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8).front().max_steps;
+      if (fused_ < 1 || fused_ > most)
+        throw Error("stencil.temporal_steps = " + std::to_string(fused_) + ": the temporal kernel for " + Eq::kName +
+                    " at R = " + std::to_string(p.radius) + " fuses 1.." + std::to_string(most) + " steps");
+    }
+    // Two groups of the fields one step writes; a temporal pass over an equation with a previous
+    // level writes both levels, so it gets two grids more (the pass cannot work in place).
+    const int ngrids = 2 * kFields + (temporal_ && Eq::kPreviousLevel ? 2 : 0);
     const std::string what = std::string("stencil fields (") + Eq::kName + ", " + std::to_string(ngrids) + " x " +
                              std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" + std::to_string(p.nz) +
                              ", R=" + std::to_string(p.radius) + ")";
@@ -82,6 +99,8 @@ class StencilCuda final : public StencilEngine {
     for (int f = 0; f < kStateFields; ++f) cur_.push_back(f);
     if constexpr (!Eq::kPreviousLevel)
       for (int f = 0; f < kFields; ++f) nxt_.push_back(kFields + f);
+    else if (temporal_)
+      nxt_ = {2, 3};
     coeffs_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
     coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + kFields * grid_stride_);
     TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_, &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
@@ -146,7 +165,7 @@ class StencilCuda final : public StencilEngine {
     }
     cuda::StencilLaunch<T, Eq> l;
     l.radius = p_.radius;
-    l.tiling = s_.tiling;
+    l.tiling = temporal_ ? Tiling::Shared : s_.tiling;  // single steps of --tiling temporal: the shared kernels
     l.coeffs = s_.coeffs;
     l.tuning = t_;
     l.sm_count = sm_count_;
@@ -177,6 +196,39 @@ class StencilCuda final : public StencilEngine {
       std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
+  }
+
+  // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh); a single
+  // step where only one is wanted (the single-step kernel of --tiling shared).
+  int advance(double dt, int max_steps) override {
+    if (!temporal_ || max_steps < 2) {
+      step(dt);
+      return 1;
+    }
+    cuda::TemporalOptions opt;
+    opt.steps = std::min(max_steps, fused_);
+    cuda::TemporalParams<T> prm;
+    const auto eq_params = Eq::template params<T>(p_.template constants<Eq>(), dt);
+    if constexpr (std::is_same_v<Eq, equations::Heat>) prm.heat = eq_params;
+    if constexpr (std::is_same_v<Eq, equations::Wave>) prm.wave = eq_params;
+    if constexpr (std::is_same_v<Eq, equations::GrayScott>) prm.gray_scott = eq_params;
+    GridView<T> in[2], out[2];
+    T bv[2];
+    for (int f = 0; f < 2; ++f) {
+      const int sf = f < kStateFields ? f : 0;
+      in[f] = views_[cur_[sf]];
+      out[f] = views_[nxt_[sf < int(nxt_.size()) ? sf : 0]];
+      bv[f] = T(p_.field_boundary_value(sf));
+    }
+    KernelRecord cost_model;
+    timer_.begin(update_name_.c_str(), strategy_);
+    const int n = cuda::launch_stencil_temporal<T>(p_.equation, p_.radius, in, out, coeffs_, prm, p_.boundary, bv,
+                                                   stream_, cost_model, opt);
+    KernelRecord& r = timer_.end();
+    r.kernel = cost_model.kernel;
+    cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
+    for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
+    return n;
   }
 
   void add_point_value(int i, int j, int k, double value) override {
@@ -296,6 +348,8 @@ class StencilCuda final : public StencilEngine {
   StencilProblem p_;
   Strategy s_;
   StencilTuning t_;
+  bool temporal_ = s_.tiling == Tiling::Temporal;
+  int fused_ = 1;  // --tiling temporal: steps per pass
   GridSpec<T> spec_;
   std::uint64_t id_;
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;

@@ -121,6 +121,19 @@ namespace tiersim::cuda {
 namespace {
 
 constexpr int kHeat = 0, kWave = 1, kGrayScott = 2;
+// The traits type of an equation index, and its parameters in TemporalParams.
+template <int EQ>
+using EqOf = std::conditional_t<EQ == kHeat, equations::Heat,
+                                std::conditional_t<EQ == kWave, equations::Wave, equations::GrayScott>>;
+template <int EQ, class T>
+__host__ __device__ const auto& params_of(const TemporalParams<T>& p) {
+  if constexpr (EQ == kHeat)
+    return p.heat;
+  else if constexpr (EQ == kWave)
+    return p.wave;
+  else
+    return p.gray_scott;
+}
 
 // ---- 16-byte vectors and cp.async --------------------------------------------------------------
 // Duplicated from kernels/cuda/stencil_kernels.cu (V, ld16, st16, cp_async16,
@@ -190,7 +203,7 @@ struct TArgs {
   int zchunk;      // output planes per block
   int fixed;       // Boundary::Fixed: points outside the interior hold bv at every level
   T bv[2];
-  T p[5];  // heat: dt D; wave: (c dt)^2; gray-scott: dt, Du, Dv, F, k
+  TemporalParams<T> prm;  // the pass's equation's member is read
   StencilCoeffs<T> co;
 };
 
@@ -246,22 +259,18 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
           }
           return Z(f, r, d).e[e];
         });
-    if constexpr (EQ == kWave) {
-      const V<T> up = UP(r);
+    // The equation's point update (kernels/physics/equations/), as the single-step kernels call it.
+    using Eq = EqOf<EQ>;
+    const auto& prm = params_of<EQ>(a.prm);
+    const V<T> up = UP(r);  // the wave's u(t - dt); unused otherwise
 #pragma unroll
-      for (int e = 0; e < VW; ++e)
-        res[0][r].e[e] = wave_update(C[0][r].e[e], up.e[e], lap[0][e], WaveParams<T>{a.p[0]});
-    } else {
+    for (int e = 0; e < VW; ++e) {
+      T u[NF], l[NF], o[NF];
 #pragma unroll
-      for (int e = 0; e < VW; ++e) {
-        if constexpr (EQ == kHeat) {
-          res[0][r].e[e] = heat_update(C[0][r].e[e], lap[0][e], HeatParams<T>{a.p[0]});
-        } else {
-          gray_scott_update(C[0][r].e[e], C[NF - 1][r].e[e], lap[0][e], lap[NF - 1][e],
-                            GrayScottParams<T>{a.p[0], a.p[1], a.p[2], a.p[3], a.p[4]}, res[0][r].e[e],
-                            res[NF - 1][r].e[e]);
-        }
-      }
+      for (int f = 0; f < NF; ++f) u[f] = C[f][r].e[e], l[f] = lap[f][e];
+      Eq::template update<T>(prm, u, l, up.e[e], o);
+#pragma unroll
+      for (int f = 0; f < NF; ++f) res[f][r].e[e] = o[f];
     }
   }
 }
@@ -509,7 +518,10 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
 
 // ---- drivers ------------------------------------------------------------------------------------
 int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
-int eq_index(Equation e) { return e == Equation::Heat ? kHeat : e == Equation::Wave ? kWave : kGrayScott; }
+// -1: no temporal kernel for the equation.
+int eq_index(Equation e) {
+  return e == Equation::Heat ? kHeat : e == Equation::Wave ? kWave : e == Equation::GrayScott ? kGrayScott : -1;
+}
 const char* eq_tag(int eq) { return eq == kHeat ? "heat" : eq == kWave ? "wave" : "gray_scott"; }
 
 template <class T>
@@ -579,7 +591,7 @@ const std::vector<Entry<T>>& entries(int eq, int R) {
     }
   });
   static const std::vector<Entry<T>> none;
-  return R >= 1 && R <= kMaxRadius ? tab[eq][R] : none;
+  return eq >= 0 && R >= 1 && R <= kMaxRadius ? tab[eq][R] : none;
 }
 
 std::string shape_text(const TemporalShape& s) {
@@ -659,6 +671,8 @@ std::set<std::pair<const void*, int>> g_configured;  // (kernel, device) with it
 
 }  // namespace
 
+bool temporal_supports(Equation eq) { return eq_index(eq) >= 0; }
+
 std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64) {
   std::vector<TemporalShape> s;
   if (fp64)
@@ -671,6 +685,8 @@ std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64) {
 int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz, const TemporalOptions& opt) {
   const DeviceInfo d = query_device();
   const int e = eq_index(eq);
+  if (temporal_shapes(eq, R, fp64).empty())
+    throw Error("--tiling temporal: no temporally blocked kernel for this equation at R = " + std::to_string(R));
   const std::size_t scalar = fp64 ? 8 : 4;
   const TemporalShape sh =
       fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, opt, d.smem_optin_per_block)].shape
@@ -685,6 +701,7 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                             const T* boundary_values, cudaStream_t s, KernelRecord& rec, const TemporalOptions& opt) {
   constexpr int VW = V<T>::n;
   const int e = eq_index(eq);
+  if (e < 0) throw Error("--tiling temporal: no temporally blocked kernel for this equation");
   const std::string what = std::string("temporal ") + eq_tag(e) + " R=" + std::to_string(R);
   if (R < 1 || R > kMaxRadius) throw Error(what + ": radius must be 1.." + std::to_string(kMaxRadius));
   if (coeffs.radius != R) throw Error(what + ": coefficient table of radius " + std::to_string(coeffs.radius));
@@ -734,14 +751,7 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                 std::to_string(sh.height) + " region");
   a.fixed = bc == Boundary::Fixed;
   a.co = coeffs;
-  if (eq == Equation::Heat)
-    a.p[0] = params.heat.dt_diffusivity;
-  else if (eq == Equation::Wave)
-    a.p[0] = params.wave.c2dt2;
-  else {
-    const GrayScottParams<T>& q = params.gray_scott;
-    a.p[0] = q.dt, a.p[1] = q.du, a.p[2] = q.dv, a.p[3] = q.feed, a.p[4] = q.kill;
-  }
+  a.prm = params;
 
   int dev = 0;
   TIERSIM_CUDA_CHECK(cudaGetDevice(&dev));

@@ -8,19 +8,22 @@
 #include <vector>
 
 #include "base/kernel_record.hpp"
-#include "kernels/physics/stencil.hpp"
+#include "kernels/physics/equations.hpp"
 #include "layouts/grid.hpp"
 
 namespace tiersim::cuda {
 
-// The equation parameters, as the point updates of kernels/physics/stencil.hpp take them; only the
-// one of the pass's equation is read.
+// The equation parameters, as the equations' point updates (kernels/physics/equations/) take
+// them; only the one of the pass's equation is read.
 template <class T>
 struct TemporalParams {
-  HeatParams<T> heat{};
-  WaveParams<T> wave{};
-  GrayScottParams<T> gray_scott{};
+  equations::Heat::Params<T> heat{};
+  equations::Wave::Params<T> wave{};
+  equations::GrayScott::Params<T> gray_scott{};
 };
+
+// Whether the temporal kernels are built for an equation (heat, wave, Gray-Scott).
+bool temporal_supports(Equation eq);
 
 // One instantiated tile shape: warps along y (one 32-lane warp spans the tile's width of 32
 // 16-byte vectors), rows per thread, input planes copied ahead, the most steps it fuses.

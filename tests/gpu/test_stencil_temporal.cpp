@@ -82,16 +82,14 @@ StencilProblem problem(Equation eq, int R, int nx, int ny, int nz, Boundary bc) 
   if (eq == Equation::GrayScott) p.h[0] = p.h[1] = p.h[2] = 1.0;
   p.boundary = bc;
   p.boundary_value = 0.7;
-  p.boundary_value_v = 0.2;  // Gray-Scott's V: a value of its own (U's would pass unnoticed)
+  // Gray-Scott's U and V: values of their own (one value for both would pass unnoticed).
+  p.constants<equations::GrayScott>().boundary_u = 0.7;
+  p.constants<equations::GrayScott>().boundary_v = 0.2;
   return p;
 }
 
 double stable_dt(const StencilProblem& p, double fraction) {
-  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-  const double lim = p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-                     : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                    : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
-  return fraction * lim;
+  return fraction * stencil_dt_limit(p);
 }
 
 Strategy strategy(Backend b, Precision pr) {
@@ -167,9 +165,9 @@ class TemporalStencil {
       for (int f = 0; f < nin_; ++f) grids_[g].emplace_back(p.nx, p.ny, p.nz, p.radius);
     co_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
     // As the single-step engine converts them (kernels/cuda/stencil_cuda.cu).
-    prm_.heat.dt_diffusivity = T(dt * p.diffusivity);
-    prm_.wave.c2dt2 = T(p.speed * p.speed * dt * dt);
-    prm_.gray_scott = {T(dt), T(p.du), T(p.dv), T(p.feed), T(p.kill)};
+    prm_.heat = equations::Heat::params<T>(p.constants<equations::Heat>(), dt);
+    prm_.wave = equations::Wave::params<T>(p.constants<equations::Wave>(), dt);
+    prm_.gray_scott = equations::GrayScott::params<T>(p.constants<equations::GrayScott>(), dt);
     bv_[0] = T(p.field_boundary_value(0));
     bv_[1] = T(p.field_boundary_value(1));
   }

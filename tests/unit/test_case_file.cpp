@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/case.hpp"
+#include "sim/model.hpp"
 #include "base/error.hpp"
 
 using namespace tiersim;
@@ -240,6 +241,22 @@ TEST(CaseFile, KeysOfTheOtherModelAreRefused) {
   EXPECT_EQ(c.effective_toml().find("[grid]"), std::string::npos);
   EXPECT_NE(c.effective_toml().find("[kepler]"), std::string::npos);
   EXPECT_EQ(error_of(c.effective_toml()), "(no error)");
+}
+
+// A strategy value that serves one model only (--tiling temporal: the stencil's) is refused in an
+// N-body case, in one line naming the key and both models; the stencil model takes it.
+TEST(CaseFile, StrategyValuesOfTheOtherModelAreRefused) {
+  const Case nb = Case::parse(kValid, "case.toml", {"strategy.tiling=\"temporal\""});
+  try {
+    (void)strategy_from_case(nb);
+    ADD_FAILURE() << "tiling = temporal accepted for an N-body case";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "strategy.tiling = \"temporal\" is a strategy of the stencil model; this case is run.model = \"nbody\"");
+  }
+  const Case st =
+      Case::parse("[run]\nmodel = \"stencil\"\ndt = 1e-5\n[strategy]\ntiling = \"temporal\"\n", "case.toml");
+  EXPECT_EQ(strategy_from_case(st).tiling, Tiling::Temporal);
 }
 
 // Strings of any content are stored as TOML that reads back as the same string: control

@@ -1,0 +1,144 @@
+// --tiling temporal as a run takes it: a stencil model advanced the way the run loop advances it
+// (as many steps as the next diagnostics, snapshot or end allow: here diagnostics every 7 steps
+// and snapshots every 10, so passes are cut short) ends where 100 single steps of --tiling shared
+// end. Heat and wave (R = 1..4) and Gray-Scott (R = 1), fp32 and fp64, periodic and fixed
+// boundaries, odd grid sizes (partial tiles), the wave driven by its point source (single steps
+// while the wavelet adds anything, fused passes after).
+// Heat and wave: bit for bit (the same point update on the same neighbour values in the same
+// order). Gray-Scott: within 1e-5 (fp32) / 1e-12 (fp64) relative, because nvcc may contract the
+// multiply-adds around u v^2 differently in the two kernels (stencil_temporal.cu says why).
+// Skipped, with the reason, where no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/checkpoint.hpp"
+#include "kernels/device_info.hpp"
+#include "sim/case.hpp"
+#include "sim/model.hpp"
+
+using namespace tiersim;
+
+namespace {
+
+struct RunCase {
+  std::string equation;
+  int radius;
+  bool fp64;
+  bool fixed;
+};
+
+std::string case_text(const RunCase& rc, const std::string& tiling) {
+  std::string dt = rc.equation == "heat" ? "1.5e-5" : rc.equation == "wave" ? "1e-3" : "0.4";
+  std::string t = "[run]\nmodel = \"stencil\"\ndt = " + dt + "\n[strategy]\nbackend = \"cuda\"\nprecision = \"" +
+                  std::string(rc.fp64 ? "fp64" : "fp32") + "\"\ntiling = \"" + tiling + "\"\n[grid]\nnx = 37\nny = 29\n" +
+                  "nz = 23\nradius = " + std::to_string(rc.radius) + "\nboundary = \"" +
+                  (rc.fixed ? "fixed" : "periodic") + "\"\nboundary_value = 0.25\n";
+  if (rc.equation == "gray-scott") t += "length = 37.0\n";
+  t += "[stencil]\nequation = \"" + rc.equation + "\"\n";
+  // A short wavelet (alive for about 50 of the 100 steps), so that both regimes are exercised.
+  if (rc.equation == "wave") t += "[wave]\ninitial = \"source\"\nsource_frequency = 200.0\n";
+  return t;
+}
+
+// 100 steps as the run loop takes them; returns the passes that fused more than one step.
+int run_100(Model& m, double dt) {
+  constexpr std::int64_t kSteps = 100, kDiag = 7, kSnap = 10;
+  int fused = 0;
+  for (std::int64_t step = 0; step < kSteps;) {
+    const std::int64_t horizon = std::min({kSteps - step, kDiag - step % kDiag, kSnap - step % kSnap});
+    const std::int64_t n = m.advance(dt, horizon);
+    EXPECT_GE(n, 1);
+    EXPECT_LE(n, horizon) << "a pass ran past step " << step + horizon;
+    fused += n > 1;
+    step += n;
+    if (step % kDiag == 0) (void)m.observe();  // as the diagnostics read the state between passes
+  }
+  return fused;
+}
+
+class TemporalRun : public ::testing::TestWithParam<RunCase> {};
+
+TEST_P(TemporalRun, HundredStepsEndWhereSingleStepsEnd) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
+  const RunCase rc = GetParam();
+  const Case ct = Case::parse(case_text(rc, "temporal"), "temporal.toml");
+  const Case cs = Case::parse(case_text(rc, "shared"), "shared.toml");
+  auto temporal = make_stencil_model(ct, strategy_from_case(ct));
+  auto single = make_stencil_model(cs, strategy_from_case(cs));
+  const double dt = ct.get_float("run.dt");
+  const int fused = run_100(*temporal, dt);
+  for (int i = 0; i < 100; ++i) single->step(dt);
+  EXPECT_GT(fused, 0) << "no pass fused steps";
+  bool saw_temporal_kernel = false;
+  for (const KernelRecord& r : temporal->take_records()) saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
+  EXPECT_TRUE(saw_temporal_kernel);
+
+  const ModelState a = temporal->save_state(), b = single->save_state();
+  ASSERT_EQ(a.arrays.size(), b.arrays.size());
+  const bool exact = rc.equation != "gray-scott";
+  const double tol = rc.fp64 ? 1e-12 : 1e-5;
+  for (std::size_t f = 0; f < a.arrays.size(); ++f) {
+    const auto& x = a.arrays[f].second;
+    const auto& y = b.arrays[f].second;
+    ASSERT_EQ(x.size(), y.size());
+    std::size_t differ = 0, first = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const bool same = exact ? x[i] == y[i] : std::fabs(x[i] - y[i]) <= tol * std::max(1.0, std::fabs(y[i]));
+      if (!same && differ++ == 0) first = i;
+      worst = std::max(worst, std::fabs(x[i] - y[i]));
+    }
+    EXPECT_EQ(differ, 0u) << a.arrays[f].first << ": " << differ << " points differ, first at " << first << " ("
+                          << x[first] << " vs " << y[first] << "), largest difference " << worst;
+  }
+}
+
+std::vector<RunCase> run_cases() {
+  std::vector<RunCase> v;
+  for (bool fp64 : {false, true})
+    for (bool fixed : {false, true}) {
+      for (const char* eq : {"heat", "wave"})
+        for (int R = 1; R <= 4; ++R) v.push_back({eq, R, fp64, fixed});
+      v.push_back({"gray-scott", 1, fp64, fixed});
+    }
+  return v;
+}
+
+std::string run_case_name(const ::testing::TestParamInfo<RunCase>& i) {
+  std::string eq = i.param.equation == "gray-scott" ? "gray_scott" : i.param.equation;
+  return eq + "_r" + std::to_string(i.param.radius) + (i.param.fp64 ? "_fp64" : "_fp32") +
+         (i.param.fixed ? "_fixed" : "_periodic");
+}
+
+INSTANTIATE_TEST_SUITE_P(Equations, TemporalRun, ::testing::ValuesIn(run_cases()), run_case_name);
+
+// An equation the temporal kernels are not built for, or a fused-step count they cannot take, is
+// refused in one line when the model is made.
+TEST(TemporalRunRefusals, UnbuiltRadiusAndTooManySteps) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
+  RunCase gs{"gray-scott", 2, false, false};
+  const Case c1 = Case::parse(case_text(gs, "temporal"), "gs.toml");
+  try {
+    (void)make_stencil_model(c1, strategy_from_case(c1));
+    ADD_FAILURE() << "gray-scott R = 2 with --tiling temporal was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no temporally blocked kernel"), std::string::npos) << e.what();
+  }
+  RunCase heat{"heat", 4, false, false};
+  const Case c2 = Case::parse(case_text(heat, "temporal") + "temporal_steps = 8\n", "heat.toml");
+  try {
+    (void)make_stencil_model(c2, strategy_from_case(c2));
+    ADD_FAILURE() << "8 fused steps at R = 4 were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stencil.temporal_steps = 8"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
