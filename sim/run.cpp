@@ -15,7 +15,8 @@
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "io/safe_files.hpp"
-#include "io/snapshot_readers.hpp"
+#include "io/restart_pruning.hpp"
+#include "io/snapshot_index.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -87,9 +88,28 @@ RunResult run_case(const RunOptions& o) {
     if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
       lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     ckpt = read_checkpoint(o.restart_dir);
-    check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
+    if (!ckpt.record.present)
+      throw Error(ckpt_path + ": written by an older tiersim, without the record a restart checks the run against; "
+                  "not continuing it (nothing was changed)");
+  }
+  // The snapshots the restart keeps, rebuilt from the step files (never from snapshots.h5, which
+  // is derived), and telemetry.csv as far as the checkpoint: every input checked, nothing changed.
+  SnapshotIndex kept;
+  Telemetry::CsvPart csv_part;
+  if (restart) {
+    kept = rebuild_index(o.restart_dir, RestartPoint{ckpt.step, ckpt.record.last_snapshot_step,
+                                                     ckpt.record.observables_since_snapshot});
+    check_same_run(o.restart_dir, ckpt, kept.info);
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
+  if (restart) {
+    csv_part = Telemetry::read_csv_part((fs::path(o.restart_dir) / "telemetry.csv").string(), ckpt.record.telemetry_bytes,
+                                        ckpt.record.telemetry_fnv1a, ckpt.step);
+    for (const StepRecord& r : csv_part.rows)
+      kept.telemetry.push_back({r.step, r.rec.kernel, r.rec.strategy, r.rec.work_unit, r.rec.ms, r.rec.bytes_compulsory,
+                                r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.l2_window, r.rec.l2_window_bytes,
+                                r.rec.l2_hit_ratio});
+  }
   raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
@@ -181,8 +201,8 @@ RunResult run_case(const RunOptions& o) {
                TIERSIM_VERSION, device};
   std::unique_ptr<SnapshotFile> out;
   if (restart) {
-    out = SnapshotFile::resume(dir, ckpt.step, snap_options.formats);
-    Telemetry::truncate_csv(telemetry_csv, ckpt.step);
+    out = SnapshotFile::resume(dir, kept, snap_options.formats);
+    telemetry.resume_csv(telemetry_csv, csv_part);
   } else {
     out = std::make_unique<SnapshotFile>(dir, info, snap_options);
   }
@@ -221,10 +241,6 @@ RunResult run_case(const RunOptions& o) {
     f();
     output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  auto checkpoint = [&] {
-    if (!o.state_output) return;
-    timed([&] { write_checkpoint(dir, Checkpoint{step, time, model->name(), c.effective_toml(), model->save_state()}); });
-  };
   // Records carry the step that launched them; reading them without waiting (wait = false)
   // lets the host run ahead of the GPU instead of meeting it at every step.
   auto collect = [&](bool wait) {
@@ -233,6 +249,19 @@ RunResult run_case(const RunOptions& o) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
       if (at % s.tuning.timing_every == 0) telemetry.add(at, r);
     }
+  };
+  // A checkpoint records what a restart checks the other files against: the last snapshot, the
+  // observables since, and telemetry.csv, first brought up to this step.
+  auto checkpoint = [&] {
+    if (!o.state_output) return;
+    timed([&] {
+      collect(true);
+      telemetry.append_csv(telemetry_csv);
+      Checkpoint ck{step, time, model->name(), c.effective_toml(), model->save_state(), {}};
+      ck.record = {true, out->last_published_step(), out->observables_since_snapshot(), telemetry.csv_bytes(),
+                   telemetry.csv_fnv1a()};
+      write_checkpoint(dir, ck);
+    });
   };
   auto snapshot = [&] {
     timed([&] {
