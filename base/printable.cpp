@@ -12,7 +12,11 @@ std::string printable(const std::string& text, std::size_t max_chars) {
     if (chars == max_chars) return out + "...";
     const unsigned char c = static_cast<unsigned char>(text[i]);
     // The length of a valid UTF-8 sequence starting here (0: not one).
-    std::size_t len = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
+    std::size_t len = c < 0x80                ? 1
+                      : c >= 0xC2 && c < 0xE0 ? 2
+                      : c >= 0xE0 && c < 0xF0 ? 3
+                      : c >= 0xF0 && c < 0xF5 ? 4
+                                              : 0;
     if (len > 1) {
       if (i + len > n) len = 0;
       for (std::size_t k = 1; len && k < len; ++k)

@@ -36,7 +36,8 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
   h5.numeric_attr<std::int64_t>(root, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {c.step});
   h5.numeric_attr<double>(root, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {c.time});
   Hdf5Handle state = h5.make_group(file, "state");
-  for (const auto& [name, v] : c.state.scalars) h5.numeric_attr<double>(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {v});
+  for (const auto& [name, v] : c.state.scalars)
+    h5.numeric_attr<double>(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {v});
   // State arrays: each chunk with a Fletcher32 checksum, so a flipped byte fails the read.
   for (const auto& [name, v] : c.state.arrays) h5.write_checked(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
   // The restart record.
@@ -65,8 +66,9 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c) {
     // (the default, 1.0-compatible format has none: a damaged chunk address read as zeros).
     hdf5_check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), final_path, "cannot create");
     // Exclusive: a link planted under the temporary name is an error, never written through.
-    Hdf5Handle file(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
-            H5Fclose);
+    Hdf5Handle file(
+        hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
+        H5Fclose);
     write_into(file, c, final_path);
     hdf5_check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), final_path, "cannot write");
     // The close is the file's last write: a checkpoint whose close failed is never renamed in.
@@ -89,15 +91,20 @@ Checkpoint read_checkpoint(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": no such run directory");
   const std::string path = (fs::path(dir) / kCheckpointName).string();
   switch (path_type(path)) {
-    case PathType::File: break;
-    case PathType::Missing: throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
-    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links (not continuing from it)");
-    default: throw Error(path + ": not a regular file (not continuing from it)");
+    case PathType::File:
+      break;
+    case PathType::Missing:
+      throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; a run's files are never links (not continuing from it)");
+    default:
+      throw Error(path + ": not a regular file (not continuing from it)");
   }
   const std::uintmax_t file_bytes = fs::file_size(path, ec);
   silence_hdf5_errors();
   const Hdf5Calls h5{path};
-  Hdf5Handle file(hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not a readable HDF5 checkpoint"), H5Fclose);
+  Hdf5Handle file(
+      hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "not a readable HDF5 checkpoint"), H5Fclose);
   Checkpoint c;
   Hdf5Handle root = h5.group(file, "/");
   c.model = h5.read_string_attr(root, "model");
@@ -109,8 +116,8 @@ Checkpoint read_checkpoint(const std::string& dir) {
     c.state.scalars.emplace_back(name, h5.read_scalar_attr<double>(state, name, H5T_NATIVE_DOUBLE));
   for (const std::string& name : link_names(state)) {
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
-    c.state.arrays.emplace_back(name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE,
-                                                            file_bytes / sizeof(double)));
+    c.state.arrays.emplace_back(
+        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, file_bytes / sizeof(double)));
   }
   // The restart record (none in a checkpoint of an older tiersim).
   RestartRecord& r = c.record;

@@ -30,7 +30,7 @@ struct ModelState {
 
 // What a restart checks the run's other files against (see above).
 struct RestartRecord {
-  bool present = false;                 // false: a checkpoint of an older tiersim (not continued)
+  bool present = false;                  // false: a checkpoint of an older tiersim (not continued)
   std::int64_t last_snapshot_step = -1;  // -1: none
   ObservableRows observables_since_snapshot;
   std::uint64_t telemetry_bytes = 0, telemetry_fnv1a = 0;
@@ -39,8 +39,8 @@ struct RestartRecord {
 struct Checkpoint {
   std::int64_t step = 0;
   double time = 0;
-  std::string model;     // "nbody", "stencil/heat", ...
-  std::string case_toml; // the effective case of the run
+  std::string model;      // "nbody", "stencil/heat", ...
+  std::string case_toml;  // the effective case of the run
   ModelState state;
   RestartRecord record;
 };

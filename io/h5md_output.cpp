@@ -17,8 +17,11 @@ constexpr const char* kXmfName = "snapshots.xmf";
 }  // namespace
 
 H5mdOutput::H5mdOutput(const std::string& dir, const RunInfo& info, bool double_precision, bool xdmf, bool overwrite)
-    : dir_(dir), h5_path_((fs::path(dir) / kIndexName).string()), xmf_path_((fs::path(dir) / kXmfName).string()),
-      xdmf_(xdmf), steps_(dir) {
+    : dir_(dir),
+      h5_path_((fs::path(dir) / kIndexName).string()),
+      xmf_path_((fs::path(dir) / kXmfName).string()),
+      xdmf_(xdmf),
+      steps_(dir) {
   silence_hdf5_errors();
   index_.info = info;
   index_.double_precision = double_precision;
@@ -35,8 +38,11 @@ H5mdOutput::H5mdOutput(const std::string& dir, const RunInfo& info, bool double_
 }
 
 H5mdOutput::H5mdOutput(const std::string& dir, bool xdmf)
-    : dir_(dir), h5_path_((fs::path(dir) / kIndexName).string()), xmf_path_((fs::path(dir) / kXmfName).string()),
-      xdmf_(xdmf), steps_(dir) {
+    : dir_(dir),
+      h5_path_((fs::path(dir) / kIndexName).string()),
+      xmf_path_((fs::path(dir) / kXmfName).string()),
+      xdmf_(xdmf),
+      steps_(dir) {
   silence_hdf5_errors();
 }
 

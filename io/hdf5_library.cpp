@@ -62,7 +62,9 @@ std::string hdf5_error_reason() {
 }
 
 void silence_hdf5_errors() {
-  static const bool done = [] {
+  // Per thread: a thread-safe HDF5 keeps an error stack (and its printing) per thread, and the
+  // output thread writes files too.
+  thread_local const bool done = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
@@ -89,12 +91,13 @@ Hdf5Handle open_for_reading(const std::string& path) {
 
 std::vector<std::string> link_names(hid_t group) {
   std::vector<std::string> names;
-  H5Literate(group, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
-             [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
-               static_cast<std::vector<std::string>*>(data)->push_back(n);
-               return 0;
-             },
-             &names);
+  H5Literate(
+      group, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+      [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(n);
+        return 0;
+      },
+      &names);
   return names;
 }
 

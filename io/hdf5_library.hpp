@@ -100,7 +100,7 @@ class Hdf5Calls {
   }
   Hdf5Handle make_group(hid_t loc, const std::string& name) const {
     return {hdf5_check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
-                  "cannot create group " + name),
+                       "cannot create group " + name),
             H5Gclose};
   }
   Hdf5Handle dataset(hid_t loc, const std::string& name) const {
@@ -139,7 +139,8 @@ class Hdf5Calls {
     hsize_t n = 1;
     for (hsize_t x : d) n *= x;
     std::vector<T> out(n);
-    if (n > 0) hdf5_check_status(H5Dread(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    if (n > 0)
+      hdf5_check_status(H5Dread(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file, "cannot read " + name);
     return out;
   }
 
@@ -154,18 +155,20 @@ class Hdf5Calls {
     std::vector<double> out(n);
     Hdf5Handle fsp(hdf5_check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
     hdf5_check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
-                 "selection in " + name);
-    Hdf5Handle msp(hdf5_check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"), H5Sclose);
+                      "selection in " + name);
+    Hdf5Handle msp(hdf5_check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"),
+                   H5Sclose);
     hdf5_check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, out.data()), file, "cannot read " + name);
     return out;
   }
 
   void write_fixed(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<hsize_t>& d,
                    const void* data) const {
-    Hdf5Handle sp(hdf5_check(H5Screate_simple(int(d.size()), d.data(), nullptr), file, "dataspace for " + name), H5Sclose);
+    Hdf5Handle sp(hdf5_check(H5Screate_simple(int(d.size()), d.data(), nullptr), file, "dataspace for " + name),
+                  H5Sclose);
     Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
-                    "cannot create dataset " + name),
-              H5Dclose);
+                             "cannot create dataset " + name),
+                  H5Dclose);
     hdf5_check_status(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, "cannot write " + name);
   }
 
@@ -179,8 +182,9 @@ class Hdf5Calls {
   void string_attr(hid_t obj, const std::string& name, const std::string& value) const {
     Hdf5Handle t = string_type(value.size());
     Hdf5Handle sp(hdf5_check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
-    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
-             H5Aclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+                            "cannot create attribute " + name),
+                 H5Aclose);
     std::string buf = value.empty() ? std::string(1, '\0') : value;
     hdf5_check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
   }
@@ -193,18 +197,20 @@ class Hdf5Calls {
     for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&buf[i * len], values[i].data(), values[i].size());
     const hsize_t n = values.size();
     Hdf5Handle sp(hdf5_check(H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
-    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file, "cannot create attribute " + name),
-             H5Aclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+                            "cannot create attribute " + name),
+                 H5Aclose);
     hdf5_check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
   }
 
   template <class T>
   void numeric_attr(hid_t obj, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
     const hsize_t n = v.size();
-    Hdf5Handle sp(hdf5_check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
+    Hdf5Handle sp(hdf5_check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), file, "dataspace"),
+                  H5Sclose);
     Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT), file,
-                   "cannot create attribute " + name),
-             H5Aclose);
+                            "cannot create attribute " + name),
+                 H5Aclose);
     hdf5_check_status(H5Awrite(a, memtype, v.data()), file, "cannot write attribute " + name);
   }
 
@@ -232,12 +238,13 @@ class Hdf5Calls {
   // Names of the attributes of obj, in name order (names of any length).
   std::vector<std::string> attribute_names(hid_t obj) const {
     std::vector<std::string> names;
-    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, nullptr,
-                    [](hid_t, const char* n, const H5A_info_t*, void* data) -> herr_t {
-                      static_cast<std::vector<std::string>*>(data)->push_back(n);
-                      return 0;
-                    },
-                    &names) < 0)
+    if (H5Aiterate2(
+            obj, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+            [](hid_t, const char* n, const H5A_info_t*, void* data) -> herr_t {
+              static_cast<std::vector<std::string>*>(data)->push_back(n);
+              return 0;
+            },
+            &names) < 0)
       hdf5_fail(file, "cannot list the attributes");
     return names;
   }
@@ -245,7 +252,8 @@ class Hdf5Calls {
   std::string read_string_attr(hid_t obj, const std::string& name) const {
     Hdf5Handle a(hdf5_check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
     Hdf5Handle t(hdf5_check(H5Aget_type(a), file, "type of attribute " + name), H5Tclose);
-    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) throw Error(file + ": attribute " + name + " is not a fixed-length string");
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0)
+      throw Error(file + ": attribute " + name + " is not a fixed-length string");
     std::string s(H5Tget_size(t), '\0');
     hdf5_check_status(H5Aread(a, t, s.data()), file, "cannot read attribute " + name);
     s.resize(std::strlen(s.c_str()));
@@ -256,8 +264,8 @@ class Hdf5Calls {
     Hdf5Handle t = string_type(value.size());
     Hdf5Handle sp(hdf5_check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
     Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
-                    "cannot create dataset " + name),
-              H5Dclose);
+                             "cannot create dataset " + name),
+                  H5Dclose);
     std::string buf = value.empty() ? std::string(1, '\0') : value;
     hdf5_check_status(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), file, "cannot write " + name);
   }
@@ -265,7 +273,8 @@ class Hdf5Calls {
   std::string read_string_dataset(hid_t loc, const std::string& name) const {
     Hdf5Handle ds = dataset(loc, name);
     Hdf5Handle t(hdf5_check(H5Dget_type(ds), file, "type of " + name), H5Tclose);
-    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) throw Error(file + ": " + name + " is not a fixed-length string");
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0)
+      throw Error(file + ": " + name + " is not a fixed-length string");
     std::string s(H5Tget_size(t), '\0');
     hdf5_check_status(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), file, "cannot read " + name);
     s.resize(std::strlen(s.c_str()));
@@ -319,7 +328,9 @@ class Hdf5Calls {
   };
   void make_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
                  const std::vector<ViewPart>& parts) const {
-    Hdf5Handle vsp(hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name), H5Sclose);
+    Hdf5Handle vsp(
+        hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name),
+        H5Sclose);
     Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
     if (H5Tget_class(filetype) == H5T_FLOAT) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -332,17 +343,18 @@ class Hdf5Calls {
         start[0] = hsize_t(p.row);
         count[0] = 1;
       }
-      Hdf5Handle ssp(hdf5_check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
-                 H5Sclose);
+      Hdf5Handle ssp(
+          hdf5_check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
+          H5Sclose);
       hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
-                   "selection for " + name);
+                        "selection for " + name);
       hdf5_check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
-                   "virtual mapping for " + name);
+                        "virtual mapping for " + name);
     }
     hdf5_check_status(H5Sselect_all(vsp), file, "selection for " + name);
     Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
-                    "cannot create virtual dataset " + name),
-              H5Dclose);
+                             "cannot create virtual dataset " + name),
+                  H5Dclose);
   }
 };
 

@@ -22,8 +22,9 @@ OutputFormats parse_formats(const std::string& list) {
       f.xdmf = true;
     } else if (item == "vtk") {
       if (!vtk_output_available())
-        throw Error("--format vtk: this tiersim was built without VTK (run scripts/setup, then configure and "
-                    "build again; the configure output says why VTK was not used); available: xdmf");
+        throw Error(
+            "--format vtk: this tiersim was built without VTK (run scripts/setup, then configure and "
+            "build again; the configure output says why VTK was not used); available: xdmf");
       f.vtk = true;
     } else {
       throw Error("--format: unknown format '" + item + "' (expected xdmf, vtk or xdmf,vtk)");
@@ -40,7 +41,8 @@ bool OwnedName::matches(const std::string& name_in) const {
   std::string name = name_in;
   if (name.size() > 4 && name.ends_with(".tmp")) name.resize(name.size() - 4);
   if (!numbered) return name == prefix;
-  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix)) return false;
+  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+    return false;
   const auto first = name.begin() + std::ptrdiff_t(prefix.size()), last = name.end() - std::ptrdiff_t(suffix.size());
   return std::all_of(first, last, [](char c) { return c >= '0' && c <= '9'; });
 }

@@ -20,12 +20,12 @@ struct SnapshotIndex;  // io/snapshot_index.hpp
 
 // The run an output describes (H5MD's /parameters).
 struct RunInfo {
-  std::string case_toml;   // the effective case
-  std::string case_source; // path of the case file
-  std::string strategy;    // "cuda/soa/fp32/shared"
-  std::string model;       // "nbody", "stencil/heat", ...
+  std::string case_toml;    // the effective case
+  std::string case_source;  // path of the case file
+  std::string strategy;     // "cuda/soa/fp32/shared"
+  std::string model;        // "nbody", "stencil/heat", ...
   std::string creator_version;
-  std::string device;      // "NVIDIA H100 80GB HBM3" or "CPU (2 OpenMP threads)"
+  std::string device;  // "NVIDIA H100 80GB HBM3" or "CPU (2 OpenMP threads)"
 };
 
 // The values of one observable (total energy, ...) at the steps it was computed, in step order.
@@ -60,7 +60,9 @@ struct OwnedName {
   std::string prefix;  // the whole name when not numbered
   std::string suffix;
   bool numbered = false;
-  static OwnedName exact(std::string subdir, std::string name) { return {std::move(subdir), std::move(name), "", false}; }
+  static OwnedName exact(std::string subdir, std::string name) {
+    return {std::move(subdir), std::move(name), "", false};
+  }
   static OwnedName with_step(std::string subdir, std::string prefix, std::string suffix) {
     return {std::move(subdir), std::move(prefix), std::move(suffix), true};
   }

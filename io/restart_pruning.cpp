@@ -29,8 +29,8 @@ std::int64_t step_of(const std::string& name) {
 }
 
 bool same_info(const RunInfo& a, const RunInfo& b) {
-  return a.case_toml == b.case_toml && a.case_source == b.case_source && a.strategy == b.strategy && a.model == b.model &&
-         a.device == b.device && a.creator_version == b.creator_version;
+  return a.case_toml == b.case_toml && a.case_source == b.case_source && a.strategy == b.strategy &&
+         a.model == b.model && a.device == b.device && a.creator_version == b.creator_version;
 }
 
 void append_rows(ObservableRows& into, const ObservableRows& rows, const std::string& from) {

@@ -92,18 +92,24 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 }
 
 void require_real_directory(const std::string& path, bool create) {
-  if (create && ::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) throw Error(path + ": cannot create: " + why(errno));
+  if (create && ::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    throw Error(path + ": cannot create: " + why(errno));
   switch (path_type(path)) {
-    case PathType::Directory: return;
-    case PathType::Missing: throw Error(path + ": missing");
-    case PathType::Link: throw Error(path + ": is a symbolic link; tiersim writes only into directories of the run itself");
-    default: throw Error(path + ": is not a directory");
+    case PathType::Directory:
+      return;
+    case PathType::Missing:
+      throw Error(path + ": missing");
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; tiersim writes only into directories of the run itself");
+    default:
+      throw Error(path + ": is not a directory");
   }
 }
 
 std::uint64_t append_to_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT)
+    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
     const int e = errno;
     if (e == ELOOP) throw Error(path + ": is a symbolic link; not written through");

@@ -101,9 +101,17 @@ class IndexWriter {
 
  public:
   IndexWriter(const Hdf5Calls& h5, const SnapshotIndex& ix)
-      : h5(h5), info(ix.info), double_precision(ix.double_precision), n_particles(ix.n_particles),
-        particle_rows(ix.particle_rows), fields(ix.fields), observables(ix.observables),
-        has_telemetry(ix.has_telemetry), telemetry(ix.telemetry), peak_source(ix.peak_source), peak_gbs(ix.peak_gbs) {}
+      : h5(h5),
+        info(ix.info),
+        double_precision(ix.double_precision),
+        n_particles(ix.n_particles),
+        particle_rows(ix.particle_rows),
+        fields(ix.fields),
+        observables(ix.observables),
+        has_telemetry(ix.has_telemetry),
+        telemetry(ix.telemetry),
+        peak_source(ix.peak_source),
+        peak_gbs(ix.peak_gbs) {}
 
   void write_index_into(hid_t file) const {
     // /h5md
@@ -164,8 +172,8 @@ class IndexWriter {
     Hdf5Handle lcpl(hdf5_check(H5Pcreate(H5P_LINK_CREATE), h5.file, "property list"), H5Pclose);
     hdf5_check_status(H5Pset_create_intermediate_group(lcpl, 1), h5.file, "property list");
     Hdf5Handle all(hdf5_check(H5Gcreate2(file, "/particles/all", lcpl, H5P_DEFAULT, H5P_DEFAULT), h5.file,
-                     "cannot create group /particles/all"),
-               H5Gclose);
+                              "cannot create group /particles/all"),
+                   H5Gclose);
     {
       Hdf5Handle box = h5.make_group(all, "box");
       h5.numeric_attr<int>(box, "dimension", H5T_STD_I32LE, H5T_NATIVE_INT, {3});
@@ -189,8 +197,8 @@ class IndexWriter {
     for (const char* el : {"/particles/all/velocity", "/particles/all/box/edges"})
       for (const char* st : {"step", "time"})
         hdf5_check_status(H5Lcreate_hard(file, (std::string("/particles/all/position/") + st).c_str(), file,
-                                    (std::string(el) + "/" + st).c_str(), H5P_DEFAULT, H5P_DEFAULT),
-                     h5.file, std::string("cannot link ") + el + "/" + st);
+                                         (std::string(el) + "/" + st).c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                          h5.file, std::string("cannot link ") + el + "/" + st);
     // Time-independent: mass (run precision) and id (the index), kept in the first step file.
     const std::string first = step_file_name(steps.front());
     h5.make_view(all, "mass", ptype(), {n}, {{first, "/particles/mass"}});
@@ -214,7 +222,8 @@ class IndexWriter {
     h5.write_fixed(grp, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {t}, times.data());
     const GridGeometry& g = f.g;
     h5.numeric_attr<double>(grp, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.origin[0], g.origin[1], g.origin[2]});
-    h5.numeric_attr<double>(grp, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.spacing[0], g.spacing[1], g.spacing[2]});
+    h5.numeric_attr<double>(grp, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                            {g.spacing[0], g.spacing[1], g.spacing[2]});
     h5.numeric_attr<int>(grp, "shape", H5T_STD_I32LE, H5T_NATIVE_INT, {g.nx, g.ny, g.nz});
     h5.string_attr(grp, "layout", "value[T][nz][ny][nx], x fastest; origin, spacing, shape in x, y, z order");
   }
@@ -230,13 +239,14 @@ class IndexWriter {
     const hsize_t n = rows.size();
     Hdf5Handle sp(hdf5_check(H5Screate_simple(1, &n, nullptr), h5.file, "dataspace for /telemetry"), H5Sclose);
     Hdf5Handle ds(hdf5_check(H5Dcreate2(file, "/telemetry", ct, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), h5.file,
-                    "cannot create dataset /telemetry"),
-              H5Dclose);
-    if (n > 0) hdf5_check_status(H5Dwrite(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file, "cannot write /telemetry");
+                             "cannot create dataset /telemetry"),
+                  H5Dclose);
+    if (n > 0)
+      hdf5_check_status(H5Dwrite(ds, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), h5.file,
+                        "cannot write /telemetry");
     h5.string_attr(ds, "peak_source", peak_source);
     h5.numeric_attr<double>(ds, "peak_gbs", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {peak_gbs});
   }
-
 
  private:
   const Hdf5Calls& h5;
@@ -262,7 +272,8 @@ void write_snapshot_index(const std::string& h5_path, const SnapshotIndex& index
   try {
     Hdf5Handle fapl = file_access_plist(h5_path);
     // Exclusive: a link planted under the temporary name since is an error, never written through.
-    Hdf5Handle f(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), h5_path, "cannot create " + tmp), H5Fclose);
+    Hdf5Handle f(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), h5_path, "cannot create " + tmp),
+                 H5Fclose);
     IndexWriter(h5, index).write_index_into(f);
     hdf5_check_status(H5Fflush(f, H5F_SCOPE_LOCAL), h5_path, "cannot write");
     hdf5_check_status(f.close(), h5_path, "cannot write");  // its last write: never rename a file it failed

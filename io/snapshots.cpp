@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 namespace tiersim {
 
 struct SnapshotFile::Impl {
-  std::unique_ptr<H5mdOutput> h5md;                  // always; the restart's record
+  std::unique_ptr<H5mdOutput> h5md;                   // always; the restart's record
   std::vector<std::unique_ptr<OutputFormat>> others;  // VTK with --format vtk
 
   template <class F>
@@ -28,12 +28,15 @@ SnapshotFile::SnapshotFile() : impl_(std::make_unique<Impl>()) {}
 SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, bool double_precision)
     : SnapshotFile(dir, info, SnapshotOptions{double_precision, false, OutputFormats{}}) {}
 
-SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options) : SnapshotFile() {
+SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options)
+    : SnapshotFile() {
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw Error(dir + ": output path exists and is not a directory");
   fs::create_directories(dir, ec);
   if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
-  impl_->h5md = std::make_unique<H5mdOutput>(dir, info, options.double_precision, options.formats.xdmf, options.overwrite);
+  impl_->h5md =
+      std::make_unique<H5mdOutput>(dir, info, options.double_precision, options.formats.xdmf, options.overwrite);
   if (options.formats.vtk) impl_->others.push_back(std::make_unique<VtkOutput>(dir, options.double_precision));
   commit();
 }

@@ -49,14 +49,11 @@ class SnapshotFile {
   void write_particles(std::int64_t step, double time, const Bodies& b, double box_edge);
 
   // Grid fields: data is the interior, x fastest, nx*ny*nz values.
-  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
-                   const float* data);
-  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
-                   const double* data);
+  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const float* data);
+  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const double* data);
 
   // Observables: /observables/<name>/{step,time,value}.
-  void write_observables(std::int64_t step, double time,
-                         const std::vector<std::pair<std::string, double>>& values);
+  void write_observables(std::int64_t step, double time, const std::vector<std::pair<std::string, double>>& values);
 
   // /telemetry table (end of run). Appends: a resumed run adds its rows after the kept ones.
   void write_telemetry(const std::vector<StepRecord>& rows, double peak_gbs, const std::string& peak_source);

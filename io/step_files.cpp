@@ -48,7 +48,8 @@ hid_t StepFileWriter::open(std::int64_t step) {
   Hdf5Handle fapl = file_access_plist(p);
   // The 1.10 format: checksums on the superblock and object headers (attributes included).
   hdf5_check_status(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), p, "cannot create");
-  file_ = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), p, "cannot create " + tmp), H5Fclose);
+  file_ = Hdf5Handle(hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), p, "cannot create " + tmp),
+                     H5Fclose);
   step_ = step;
   guarded([&] { Hdf5Calls{p}.numeric_attr<std::int64_t>(file_, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, {step}); });
   return file_;
@@ -148,7 +149,8 @@ void StepFileWriter::write_particles(std::int64_t step, const Bodies& b, bool do
 }
 
 template <class T>
-void StepFileWriter::write_field_data(std::int64_t step, const std::string& name, const GridGeometry& g, const T* data) {
+void StepFileWriter::write_field_data(std::int64_t step, const std::string& name, const GridGeometry& g,
+                                      const T* data) {
   constexpr bool dp = std::is_same_v<T, double>;
   const hid_t sf = open(step);
   guarded([&] {
@@ -159,14 +161,16 @@ void StepFileWriter::write_field_data(std::int64_t step, const std::string& name
                    {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, data);
     Hdf5Handle d = sh.dataset(fg, name);
     sh.numeric_attr<double>(d, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.origin[0], g.origin[1], g.origin[2]});
-    sh.numeric_attr<double>(d, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {g.spacing[0], g.spacing[1], g.spacing[2]});
+    sh.numeric_attr<double>(d, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                            {g.spacing[0], g.spacing[1], g.spacing[2]});
   });
 }
 
 void StepFileWriter::write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const float* data) {
   write_field_data(step, name, g, data);
 }
-void StepFileWriter::write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const double* data) {
+void StepFileWriter::write_field(std::int64_t step, const std::string& name, const GridGeometry& g,
+                                 const double* data) {
   write_field_data(step, name, g, data);
 }
 
@@ -178,7 +182,8 @@ namespace {
 int float_bytes(const Hdf5Calls& h5, hid_t d, const std::string& name) {
   Hdf5Handle t(hdf5_check(H5Dget_type(d), h5.file, "type of " + name), H5Tclose);
   const std::size_t size = H5Tget_size(t);
-  if (H5Tget_class(t) != H5T_FLOAT || (size != 4 && size != 8)) throw Error(h5.file + ": " + name + " is not float32 or float64");
+  if (H5Tget_class(t) != H5T_FLOAT || (size != 4 && size != 8))
+    throw Error(h5.file + ": " + name + " is not float32 or float64");
   return int(size);
 }
 
@@ -199,10 +204,14 @@ std::vector<double> finite_triple(const Hdf5Calls& h5, hid_t obj, const std::str
 
 StepFileContents read_step_file(const std::string& path, std::int64_t step) {
   switch (path_type(path)) {
-    case PathType::File: break;
-    case PathType::Missing: throw Error(path + ": missing (the run's snapshot of step " + std::to_string(step) + ")");
-    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links");
-    default: throw Error(path + ": not a regular file");
+    case PathType::File:
+      break;
+    case PathType::Missing:
+      throw Error(path + ": missing (the run's snapshot of step " + std::to_string(step) + ")");
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; a run's files are never links");
+    default:
+      throw Error(path + ": not a regular file");
   }
   std::error_code ec;
   const std::uint64_t file_bytes = fs::file_size(path, ec);
@@ -224,7 +233,8 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
     Hdf5Handle p = h5.group(f, "/parameters");
     for (const char* name : kParameterNames) parameter(c.info, name) = h5.read_string_attr(p, name);
     const std::string precision = h5.read_string_attr(p, "precision");
-    if (precision != "fp32" && precision != "fp64") throw Error(path + ": /parameters precision is neither fp32 nor fp64");
+    if (precision != "fp32" && precision != "fp64")
+      throw Error(path + ": /parameters precision is neither fp32 nor fp64");
     c.double_precision = precision == "fp64";
   }
   if (h5.exists(f, "/particles")) {
@@ -256,8 +266,7 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
       const std::string where = "/fields/" + name;
       Hdf5Handle d = h5.dataset(fg, name);
       const auto dims = h5.dims(d, where);
-      if (dims.size() != 3 || dims[0] == 0 || dims[1] == 0 || dims[2] == 0 ||
-          dims[0] * dims[1] * dims[2] > file_bytes)
+      if (dims.size() != 3 || dims[0] == 0 || dims[1] == 0 || dims[2] == 0 || dims[0] * dims[1] * dims[2] > file_bytes)
         throw Error(path + ": " + where + " is not a [nz][ny][nx] grid the file can hold");
       StepFileContents::Field field;
       field.name = name;
@@ -286,8 +295,8 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
         throw Error(path + ": " + where + ": step, time and value disagree");
       for (std::size_t i = 0; i < s.step.size(); ++i)
         if (s.step[i] <= (i ? s.step[i - 1] : c.previous_step) || s.step[i] > step)
-          throw Error(path + ": " + where + ": step " + std::to_string(s.step[i]) + " is not after the one before it and at most " +
-                      std::to_string(step));
+          throw Error(path + ": " + where + ": step " + std::to_string(s.step[i]) +
+                      " is not after the one before it and at most " + std::to_string(step));
       c.observables[name] = std::move(s);
     }
   }

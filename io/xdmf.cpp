@@ -15,11 +15,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -42,9 +51,9 @@ std::string num(double v) {
 }
 
 void data_item(std::ostringstream& o, const std::string& h5, const XdmfArray& a, const char* indent) {
-  o << indent << "<DataItem Dimensions=\"" << dims_text(a.dims) << "\" NumberType=\""
-    << (a.floating ? "Float" : "Int") << "\" Precision=\"" << a.precision << "\" Format=\"HDF\">"
-    << xml_escape(a.file.empty() ? h5 : a.file) << ":" << xml_escape(a.dataset) << "</DataItem>\n";
+  o << indent << "<DataItem Dimensions=\"" << dims_text(a.dims) << "\" NumberType=\"" << (a.floating ? "Float" : "Int")
+    << "\" Precision=\"" << a.precision << "\" Format=\"HDF\">" << xml_escape(a.file.empty() ? h5 : a.file) << ":"
+    << xml_escape(a.dataset) << "</DataItem>\n";
 }
 
 }  // namespace
@@ -55,7 +64,8 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
        "<!-- tiersim snapshots: open this file in ParaView. Data in snapshots.d/step_*.h5, one file "
        "per output step; "
-    << xml_escape(h5_name) << " indexes them in the H5MD 1.1 layout. -->\n"
+    << xml_escape(h5_name)
+    << " indexes them in the H5MD 1.1 layout. -->\n"
        "<Xdmf xmlns:xi=\"http://www.w3.org/2001/XInclude\" Version=\"3.0\">\n"
        "  <Domain>\n";
   for (const XdmfCollection& c : collections) {
@@ -78,7 +88,8 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
           << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
           << "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
           << num(s.origin[2]) << " " << num(s.origin[1]) << " " << num(s.origin[0]) << "</DataItem>\n"
-          << "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+          << "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+             "Format=\"XML\">"
           << num(s.spacing[2]) << " " << num(s.spacing[1]) << " " << num(s.spacing[0]) << "</DataItem>\n"
           << "        </Geometry>\n";
       }
@@ -151,8 +162,12 @@ std::vector<XdmfCollection> xdmf_collections(const SnapshotIndex& index) {
           std::copy(g.origin, g.origin + 3, s.origin);
           std::copy(g.spacing, g.spacing + 3, s.spacing);
         }
-        s.attributes.push_back({f.name, step_file_name(step), "/fields/" + f.name,
-                                {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)}, true, f.double_precision ? 8 : 4,
+        s.attributes.push_back({f.name,
+                                step_file_name(step),
+                                "/fields/" + f.name,
+                                {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)},
+                                true,
+                                f.double_precision ? 8 : 4,
                                 false});
       }
     }

@@ -18,13 +18,13 @@ namespace tiersim {
 struct SnapshotIndex;  // io/snapshot_index.hpp
 
 struct XdmfArray {
-  std::string name;                   // attribute name ("velocity"); unused for geometry
-  std::string file;                   // HDF5 file relative to the .xmf (empty: the h5_name below)
-  std::string dataset;                // HDF5 path inside it ("/particles/velocity")
-  std::vector<std::uint64_t> dims;    // slowest first
-  bool floating = true;               // Float or Int
-  int precision = 8;                  // bytes
-  bool vector = false;                // AttributeType Vector (else Scalar)
+  std::string name;                 // attribute name ("velocity"); unused for geometry
+  std::string file;                 // HDF5 file relative to the .xmf (empty: the h5_name below)
+  std::string dataset;              // HDF5 path inside it ("/particles/velocity")
+  std::vector<std::uint64_t> dims;  // slowest first
+  bool floating = true;             // Float or Int
+  int precision = 8;                // bytes
+  bool vector = false;              // AttributeType Vector (else Scalar)
 };
 
 struct XdmfGridStep {

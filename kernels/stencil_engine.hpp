@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include "kernels/physics/stencil.hpp"
+#include "kernels/physics/equations.hpp"
+#include "kernels/staging.hpp"
 #include "layouts/grid.hpp"
 #include "base/strategy.hpp"
 #include "base/kernel_record.hpp"
@@ -21,32 +23,41 @@ struct StencilProblem {
   int radius = 1;
   double h[3] = {1, 1, 1};  // spacing per axis
   Boundary boundary = Boundary::Periodic;
-  // Values fixed boundaries hold: boundary_value for field 0 (and for the wave equation's u(t - dt),
-  // which is u too), boundary_value_v for Gray-Scott's V, whose reservoir state differs from U's.
+  // grid.boundary_value: what fixed boundaries hold, for the equations whose fields have no
+  // boundary keys of their own (field_boundary_value).
   double boundary_value = 0;
-  double boundary_value_v = 0;
-  double diffusivity = 1;            // heat
-  double speed = 1;                  // wave
-  double du = 0.16, dv = 0.08, feed = 0.035, kill = 0.065;  // gray-scott
+  // Every listed equation's constants (Constants{} unless set); the selected equation's are used.
+  StencilEquations::ConstantsTuple all_constants;
+
+  template <class Eq>
+  typename Eq::Constants& constants() {
+    return std::get<typename Eq::Constants>(all_constants);
+  }
+  template <class Eq>
+  const typename Eq::Constants& constants() const {
+    return std::get<typename Eq::Constants>(all_constants);
+  }
   std::int64_t points() const { return std::int64_t(nx) * ny * nz; }
-  // The value field f's halo holds on fixed boundaries (fields numbered as stencil_field_count).
+  // The value the halo of state field f holds on fixed boundaries.
   double field_boundary_value(int field) const {
-    return equation == Equation::GrayScott && field == 1 ? boundary_value_v : boundary_value;
+    return with_equation(equation, [&](auto eq) {
+      using Eq = decltype(eq);
+      return Eq::fixed_boundary_value(constants<Eq>(), field, boundary_value);
+    });
   }
 };
 
-// Fields by equation: heat {0: u}; wave {0: u(t), 1: u(t - dt)}; gray-scott {0: U, 1: V}.
-inline int stencil_field_count(Equation e) { return e == Equation::Heat ? 1 : 2; }
-
-struct FieldStats {
-  double sum = 0, sum_sq = 0, min = 0, max = 0;
-};
+// Arrays of the state by equation (Eq::kStateNames): heat {0: u}; wave {0: u(t), 1: u(t - dt)};
+// gray-scott {0: U, 1: V}; ...
+inline int stencil_field_count(Equation e) {
+  return with_equation(e, [](auto eq) { return int(decltype(eq)::kStateNames.size()); });
+}
 
 // Tunables of the CUDA kernels (0 = chosen per radius and equation).
 struct StencilTuning {
-  int block_y = 0;      // threads per block along y (x is one warp)
-  int z_chunk = 0;      // z planes one block marches through
-  int prefetch = 0;     // planes loaded ahead in registers (shared tiling)
+  int block_y = 0;   // threads per block along y (x is one warp)
+  int z_chunk = 0;   // z planes one block marches through
+  int prefetch = 0;  // planes loaded ahead in registers (shared tiling)
 };
 
 class StencilEngine {
@@ -56,13 +67,20 @@ class StencilEngine {
   // Interior values, x fastest, nx*ny*nz of them.
   virtual void upload(int field, const std::vector<double>& interior) = 0;
   virtual std::vector<double> download(int field) = 0;
+  // Starts copying the interior of `field` in the engine's precision (x fastest) into dst, which
+  // holds points() scalars and outlives the copy; on the GPU it returns at once (the copy crosses
+  // the link on a copy stream while the steps go on: kernels/staging.hpp).
+  virtual std::unique_ptr<CopyInFlight> stage(int field, void* dst) = 0;
   // One time step: fill the halos (boundary condition), update every interior point.
   virtual void step(double dt) = 0;
   // Adds `value` to field 0 at interior point (i, j, k) (the wave equation's point source).
   virtual void add_point_value(int i, int j, int k, double value) = 0;
+  // Statistics of state field `field` in one pass over it (kernels/physics/equation.hpp), where
+  // it lies: a few scalars come back, never the field.
   virtual FieldStats stats(int field) = 0;
-  // Leapfrog's discrete energy, conserved exactly by the scheme with periodic boundaries:
-  // sum over points of 1/2 ((u - u_prev)/dt)^2 - 1/2 c^2 u * L(u_prev). Per unit cell volume.
+  // The wave equation's leapfrog discrete energy, conserved exactly by the scheme with periodic
+  // boundaries: sum over points of 1/2 ((u - u_prev)/dt)^2 - 1/2 c^2 u * L(u_prev). Per unit cell
+  // volume; 0 for the other equations.
   virtual double wave_energy(double dt) = 0;
   // Kernel records since the last call, in launch order. wait = false returns only those whose
   // device work has finished (no synchronisation: the host may run steps ahead of the GPU).
@@ -77,13 +95,26 @@ std::unique_ptr<StencilEngine> make_stencil_cuda(const Strategy& s, const Stenci
 
 // Compulsory bytes of one update: each input field read once, each output written once.
 inline double stencil_compulsory_bytes(const StencilProblem& p, std::size_t scalar_bytes) {
-  const int accesses = p.equation == Equation::Heat ? 2 : p.equation == Equation::Wave ? 3 : 4;
+  const int accesses = with_equation(p.equation, [](auto eq) { return decltype(eq)::kFieldAccessesPerPoint; });
   return double(p.points()) * accesses * double(scalar_bytes);
 }
 // Flops per point of one update.
 inline double stencil_flops_per_point(const StencilProblem& p) {
-  const double lap = laplacian_flops(p.radius);
-  return p.equation == Equation::Heat ? lap + 2 : p.equation == Equation::Wave ? lap + 4 : 2 * lap + 16;
+  return with_equation(p.equation, [&](auto eq) { return decltype(eq)::flops_per_point(p.radius); });
+}
+// The equation's explicit stability limit on this grid, and the rule as messages print it.
+inline double stencil_dt_limit(const StencilProblem& p) {
+  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
+  return with_equation(p.equation, [&](auto eq) {
+    using Eq = decltype(eq);
+    return Eq::dt_limit(p.constants<Eq>(), rho);
+  });
+}
+inline std::string stencil_stability_rule(const StencilProblem& p) {
+  return with_equation(p.equation, [&](auto eq) {
+    using Eq = decltype(eq);
+    return Eq::stability_rule(p.constants<Eq>());
+  });
 }
 
 }  // namespace tiersim

@@ -42,10 +42,14 @@ namespace {
 
 const char* type_name(KeySpec::Type t) {
   switch (t) {
-    case KeySpec::Type::Int: return "an integer";
-    case KeySpec::Type::Float: return "a number";
-    case KeySpec::Type::String: return "a string";
-    case KeySpec::Type::Bool: return "true or false";
+    case KeySpec::Type::Int:
+      return "an integer";
+    case KeySpec::Type::Float:
+      return "a number";
+    case KeySpec::Type::String:
+      return "a string";
+    case KeySpec::Type::Bool:
+      return "true or false";
   }
   return "?";
 }
@@ -99,8 +103,10 @@ std::string format_float(double v) {
 // A bound of a key's range as people write it: integers as integers.
 std::string bound_text(KeySpec::Type type, double v) {
   char buf[64];
-  if (type == KeySpec::Type::Int) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (type == KeySpec::Type::Int)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.15g", v);
   return buf;
 }
 
@@ -133,9 +139,12 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
     }
     case KeySpec::Type::Float: {
       double v;
-      if (node.is_integer()) v = double(node.as_integer()->get());
-      else if (node.is_floating_point()) v = node.as_floating_point()->get();
-      else throw Error(prefix + "expected " + type_name(spec.type));
+      if (node.is_integer())
+        v = double(node.as_integer()->get());
+      else if (node.is_floating_point())
+        v = node.as_floating_point()->get();
+      else
+        throw Error(prefix + "expected " + type_name(spec.type));
       if (!std::isfinite(v)) throw Error(prefix + "must be a finite number, not " + format_float(v));
       if (v < spec.min || v > spec.max || (spec.min_exclusive && v <= spec.min)) {
         char buf[200];
@@ -173,7 +182,9 @@ void check_case_text(const std::string& text, const std::string& source) {
   enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral } st = State::Normal;
   int line = 1;
   char prev = '\n';  // the last character in State::Normal that is not a space or tab
-  auto fail = [&](const std::string& what) { throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what); };
+  auto fail = [&](const std::string& what) {
+    throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what);
+  };
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n; ++i) {
     const unsigned char ch = static_cast<unsigned char>(text[i]);
@@ -195,10 +206,17 @@ void check_case_text(const std::string& text, const std::string& source) {
         // '{', or a quoted key at the start of a line or after '.'); elsewhere, e.g. `x = 0s"é"`, the
         // parser scans the bytes as a bare value, where a non-ASCII character must not reach it
         // (toml++ 3.3 runs into __builtin_unreachable on some).
-        const bool value_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
-        if (ch == '#') st = State::Comment;
-        else if (ch == '"' && value_start) { st = starts3 ? State::MultiBasic : State::Basic; if (starts3) i += 2; }
-        else if (ch == '\'' && value_start) { st = starts3 ? State::MultiLiteral : State::Literal; if (starts3) i += 2; }
+        const bool value_start =
+            prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
+        if (ch == '#')
+          st = State::Comment;
+        else if (ch == '"' && value_start) {
+          st = starts3 ? State::MultiBasic : State::Basic;
+          if (starts3) i += 2;
+        } else if (ch == '\'' && value_start) {
+          st = starts3 ? State::MultiLiteral : State::Literal;
+          if (starts3) i += 2;
+        }
         if (ch != ' ' && ch != '\t' && ch != '\r') prev = ch;
         break;
       }
@@ -213,13 +231,19 @@ void check_case_text(const std::string& text, const std::string& source) {
           if (i < n && text[i] == '\n') ++line;
           continue;
         }
-        if (ch == '"' && (st == State::Basic || starts3)) { if (st == State::MultiBasic) i += 2; st = State::Normal, prev = '"'; }
-        else if (ch == '\n' && st == State::Basic) st = State::Normal;  // toml++ reports the unterminated string
+        if (ch == '"' && (st == State::Basic || starts3)) {
+          if (st == State::MultiBasic) i += 2;
+          st = State::Normal, prev = '"';
+        } else if (ch == '\n' && st == State::Basic)
+          st = State::Normal;  // toml++ reports the unterminated string
         break;
       case State::Literal:
       case State::MultiLiteral:
-        if (ch == '\'' && (st == State::Literal || starts3)) { if (st == State::MultiLiteral) i += 2; st = State::Normal, prev = '\''; }
-        else if (ch == '\n' && st == State::Literal) st = State::Normal;
+        if (ch == '\'' && (st == State::Literal || starts3)) {
+          if (st == State::MultiLiteral) i += 2;
+          st = State::Normal, prev = '\'';
+        } else if (ch == '\n' && st == State::Literal)
+          st = State::Normal;
         break;
     }
     if (ch == '\n') ++line;
@@ -245,9 +269,7 @@ Case::Value& Case::find(const std::string& key) {
     if (v.spec->key == key) return v;
   throw Error(unknown_key_message(key));
 }
-const Case::Value& Case::find(const std::string& key) const {
-  return const_cast<Case*>(this)->find(key);
-}
+const Case::Value& Case::find(const std::string& key) const { return const_cast<Case*>(this)->find(key); }
 
 namespace {
 
@@ -270,7 +292,8 @@ std::string read_case_file(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) throw cannot_open(errno);
   if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a case file");
   if (!S_ISREG(st.st_mode))
-    throw Error(path + ": not a regular file (" + file_kind(st.st_mode) + "); a case file is read from a regular file only");
+    throw Error(path + ": not a regular file (" + file_kind(st.st_mode) +
+                "); a case file is read from a regular file only");
   // O_NONBLOCK: were the file swapped for a FIFO since, opening it must not wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw cannot_open(errno);
@@ -278,7 +301,8 @@ std::string read_case_file(const std::string& path) {
   try {
     if (::fstat(fd, &st) != 0) throw cannot_open(errno);
     if (!S_ISREG(st.st_mode))
-      throw Error(path + ": not a regular file (" + file_kind(st.st_mode) + "); a case file is read from a regular file only");
+      throw Error(path + ": not a regular file (" + file_kind(st.st_mode) +
+                  "); a case file is read from a regular file only");
     auto too_large = [&](std::uintmax_t bytes) {
       return Error(path + ": " + std::to_string(bytes) + " bytes, larger than a case file may be (" +
                    std::to_string(kMaxCaseBytes) + " bytes)");
@@ -321,8 +345,8 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
   try {
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
-    throw Error(source_name + ":" + std::to_string(e.source().begin.line) + ": syntax error: " +
-                std::string(e.description()));
+    throw Error(source_name + ":" + std::to_string(e.source().begin.line) +
+                ": syntax error: " + std::string(e.description()));
   } catch (const TomlInternalAssert&) {
     throw Error(source_name + ": syntax error: malformed TOML");
   }
@@ -349,16 +373,15 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
   for (const auto& v : c.values_) {
     const std::string owner = key_model(v.spec->key);
     if (v.given && !owner.empty() && owner != model)
-      throw Error(v.where + v.spec->key + ": a key of run.model = \"" + owner + "\"; this case is run.model = \"" + model +
-                  "\" (remove the key, or change run.model)");
+      throw Error(v.where + v.spec->key + ": a key of run.model = \"" + owner + "\"; this case is run.model = \"" +
+                  model + "\" (remove the key, or change run.model)");
   }
   return c;
 }
 
 void Case::set_override(const std::string& assignment) {
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw Error("--set " + assignment + ": expected section.key=value");
+  if (eq == std::string::npos || eq == 0) throw Error("--set " + assignment + ": expected section.key=value");
   set(assignment.substr(0, eq), assignment.substr(eq + 1));
 }
 
@@ -388,9 +411,13 @@ namespace {
 toml::table parse_value(const std::string& text) { return toml::parse("v = " + text); }
 }  // namespace
 
-std::int64_t Case::get_int(const std::string& key) const { return *parse_value(find(key).text)["v"].value<std::int64_t>(); }
+std::int64_t Case::get_int(const std::string& key) const {
+  return *parse_value(find(key).text)["v"].value<std::int64_t>();
+}
 double Case::get_float(const std::string& key) const { return *parse_value(find(key).text)["v"].value<double>(); }
-std::string Case::get_string(const std::string& key) const { return *parse_value(find(key).text)["v"].value<std::string>(); }
+std::string Case::get_string(const std::string& key) const {
+  return *parse_value(find(key).text)["v"].value<std::string>();
+}
 bool Case::get_bool(const std::string& key) const { return *parse_value(find(key).text)["v"].value<bool>(); }
 bool Case::was_given(const std::string& key) const { return find(key).given; }
 
@@ -417,14 +444,16 @@ std::string case_keys_markdown() {
   std::ostringstream os;
   os << "| key | type | default | meaning |\n|---|---|---|---|\n";
   for (const auto& s : case_schema()) {
-    std::string type = s.type == KeySpec::Type::Int ? "int" : s.type == KeySpec::Type::Float ? "float"
-                       : s.type == KeySpec::Type::Bool ? "bool" : "string";
+    std::string type = s.type == KeySpec::Type::Int     ? "int"
+                       : s.type == KeySpec::Type::Float ? "float"
+                       : s.type == KeySpec::Type::Bool  ? "bool"
+                                                        : "string";
     if (!s.choices.empty()) {
       type.clear();
       for (const auto& c : s.choices) type += (type.empty() ? "" : " \\| ") + c;
     }
-    os << "| `" << s.key << "` | " << type << " | " << (s.default_value.empty() ? "required" : "`" + s.default_value + "`")
-       << " | " << s.doc << " |\n";
+    os << "| `" << s.key << "` | " << type << " | "
+       << (s.default_value.empty() ? "required" : "`" + s.default_value + "`") << " | " << s.doc << " |\n";
   }
   return os.str();
 }
@@ -434,7 +463,8 @@ namespace {
 // "int, >= 0 and <= 1000000000000", "float, > 0", "string: aos | soa", "true | false".
 std::string type_and_range(const KeySpec& s) {
   switch (s.type) {
-    case KeySpec::Type::Bool: return "true | false";
+    case KeySpec::Type::Bool:
+      return "true | false";
     case KeySpec::Type::String: {
       if (s.choices.empty()) return "string";
       std::string t = "string: ";
@@ -498,10 +528,13 @@ std::string case_example_toml() {
     const bool required = s.default_value.empty();
     if (required && s.example.empty())
       throw Error(s.key + ": a required key needs an example value in the schema (sim/case_schema.cpp)");
-    os << "\n" << comment_wrapped(s.doc)
+    os << "\n"
+       << comment_wrapped(s.doc)
        << comment_wrapped(type_and_range(s) + "; " + (required ? "required" : "default " + s.default_value));
-    if (required) os << name << " = " << s.example << "\n";
-    else os << "# " << name << " = " << s.default_value << "\n";
+    if (required)
+      os << name << " = " << s.example << "\n";
+    else
+      os << "# " << name << " = " << s.default_value << "\n";
   }
   return os.str();
 }

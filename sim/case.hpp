@@ -12,7 +12,7 @@ namespace tiersim {
 
 struct KeySpec {
   enum class Type { Int, Float, String, Bool };
-  std::string key;                   // "section.name"
+  std::string key;  // "section.name"
   Type type;
   std::string default_value;         // as TOML text; empty: required
   std::string doc;                   // one line for the README table

@@ -54,7 +54,7 @@ std::vector<Combination> combinations(const CompareOptions& o) {
 
 std::string dir_name(const std::string& label) {
   std::string s;
-  for (char ch : label) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '=' ) ? ch : '_';
+  for (char ch : label) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '=') ? ch : '_';
   std::replace(s.begin(), s.end(), '=', '-');
   return s;
 }
@@ -216,10 +216,11 @@ int run_compare(const CompareOptions& o) {
     for (const auto& k : oc.kernel_order)
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
   std::ostringstream csv;  // written whole at the end, by temp file + rename
-  csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
+  csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_"
+         "modelled,"
          "speedup,copy_bandwidth_gbs,error\n";
-  std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(),
-              o.steps, o.warmup);
+  std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(), o.steps,
+              o.warmup);
   for (const auto& k : kernels) {
     std::printf("\n%s\n%-44s %-34s %10s %9s %7s %9s %12s %8s\n", k.c_str(), "combination", "kernel", "median ms",
                 "GB/s", "% copy", "GFLOP/s", "work/s", "speedup");
@@ -234,8 +235,8 @@ int run_compare(const CompareOptions& o) {
                   f.median_ms, f.gbs, f.pct, f.gflops, f.work_per_s, speedup);
       char line[512];
       std::snprintf(line, sizeof line, "\"%s\",%s,%s,%s,%.6g,%.6g,%.4g,%.6g,%.6g,%s,%.0f,%.4g,%.6g,\n",
-                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.variant.c_str(), f.median_ms, f.gbs, f.pct, f.gflops,
-                    f.work_per_s, f.work_unit.c_str(), f.bytes_modelled, speedup, oc.peak);
+                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.variant.c_str(), f.median_ms, f.gbs,
+                    f.pct, f.gflops, f.work_per_s, f.work_unit.c_str(), f.bytes_modelled, speedup, oc.peak);
       csv << line;
     }
   }
@@ -258,8 +259,10 @@ int run_compare(const CompareOptions& o) {
     } else {
       const std::string cmd = "/usr/bin/python3 '" + script + "' compare '" + (fs::path(dir) / "compare.csv").string() +
                               "' -o '" + png + "' >/dev/null 2>&1";
-      if (std::system(cmd.c_str()) == 0) std::printf("chart: %s\n", png.c_str());
-      else std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
+      if (std::system(cmd.c_str()) == 0)
+        std::printf("chart: %s\n", png.c_str());
+      else
+        std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
     }
   }
   if (const int sig = stop_signal()) return 128 + sig;
@@ -273,7 +276,8 @@ void register_compare(CLI::App& app, CompareOptions& o) {
   // option also swallows the case path after it (`compare --layout aos,soa cases/plummer.toml`).
   for_each_flag([&](auto flag, auto) {
     using F = decltype(flag);
-    c->add_option(flag_option(F::key), o.lists[F::key], std::string("list of ") + flag_choices(flag, ",") + ": " + F::help)
+    c->add_option(flag_option(F::key), o.lists[F::key],
+                  std::string("list of ") + flag_choices(flag, ",") + ": " + F::help)
         ->delimiter(',')
         ->allow_extra_args(false)
         ->check(CLI::IsMember(flag_names(flag)));
@@ -284,7 +288,8 @@ void register_compare(CLI::App& app, CompareOptions& o) {
   c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
   c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
   c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)")
-      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty path") : std::string(); }, "DIR"));
+      ->check(
+          CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty path") : std::string(); }, "DIR"));
   c->add_flag("--force", o.force, "replace an existing output directory");
   c->add_flag("!--no-chart", o.chart, "do not draw compare.png");
 }

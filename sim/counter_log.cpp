@@ -22,8 +22,7 @@ void CounterLog::add(std::int64_t step, const std::vector<KernelRecord>& recs, c
   };
   std::vector<Group> groups;
   for (const auto& k : hw) {
-    if (groups.empty() || groups.back().function != k.kernel)
-      groups.push_back({k.kernel});
+    if (groups.empty() || groups.back().function != k.kernel) groups.push_back({k.kernel});
     Group& g = groups.back();
     ++g.launches;
     g.rd += k.dram_read_bytes, g.wr += k.dram_write_bytes, g.ms += k.duration_ms;
@@ -32,10 +31,13 @@ void CounterLog::add(std::int64_t step, const std::vector<KernelRecord>& recs, c
   if (groups.size() != recs.size()) {
     groups.clear();
     for (const auto& k : hw)
-      groups.push_back({k.kernel, 1, k.dram_read_bytes, k.dram_write_bytes, k.l2_hit_rate * k.duration_ms, k.duration_ms});
+      groups.push_back(
+          {k.kernel, 1, k.dram_read_bytes, k.dram_write_bytes, k.l2_hit_rate * k.duration_ms, k.duration_ms});
     if (!warned_)
-      std::fprintf(stderr, "tiersim: counters: %zu launches profiled for %zu telemetry records at step %lld: "
-                   "listed unpaired\n", hw.size(), recs.size(), (long long)step);
+      std::fprintf(stderr,
+                   "tiersim: counters: %zu launches profiled for %zu telemetry records at step %lld: "
+                   "listed unpaired\n",
+                   hw.size(), recs.size(), (long long)step);
     warned_ = true;
   }
   char buf[1024];

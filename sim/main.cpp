@@ -63,9 +63,10 @@ void print_info() {
   std::printf("  memory: %s total, %s free\n", format_bytes(double(d.global_mem)).c_str(),
               format_bytes(double(d.free_mem)).c_str());
   std::printf("  L2: %s; persisting L2 max %s; access-policy window max %s\n", format_bytes(double(d.l2_bytes)).c_str(),
-              format_bytes(double(d.persisting_l2_max)).c_str(), format_bytes(double(d.access_policy_window_max)).c_str());
-  std::printf("  shared memory: %s per block (opt-in), %s per SM\n", format_bytes(double(d.smem_optin_per_block)).c_str(),
-              format_bytes(double(d.smem_per_sm)).c_str());
+              format_bytes(double(d.persisting_l2_max)).c_str(),
+              format_bytes(double(d.access_policy_window_max)).c_str());
+  std::printf("  shared memory: %s per block (opt-in), %s per SM\n",
+              format_bytes(double(d.smem_optin_per_block)).c_str(), format_bytes(double(d.smem_per_sm)).c_str());
   std::printf("  driver %d, runtime %d\n", d.driver_version, d.runtime_version);
 }
 
@@ -141,9 +142,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   auto* run = app.add_subcommand("run", "Run a case file");
   auto* case_opt = run->add_option("case", ro.case_path, "case file (TOML)");
-  auto* restart_opt = run->add_option("--restart", ro.restart_dir,
-                  "continue the run in DIR from its last checkpoint (the case stored there; --steps extends it)")
-      ->excludes(case_opt);
+  auto* restart_opt =
+      run->add_option("--restart", ro.restart_dir,
+                      "continue the run in DIR from its last checkpoint (the case stored there; --steps extends it)")
+          ->excludes(case_opt);
   tiersim::for_each_flag([&](auto flag, auto) {
     using F = decltype(flag);
     run->add_option(tiersim::flag_option(F::key), flags[F::key], tiersim::flag_choices(flag) + ": " + F::help)
@@ -198,15 +200,18 @@ int main(int argc, char** argv) {
       // An empty path is a mistake (an unset shell variable), not a request for the default.
       if (out_opt->count() > 0 && ro.out_dir.empty())
         throw tiersim::Error("--out: empty path (give a directory, or leave --out out for out/<case name>)");
-      if (restart_opt->count() > 0 && ro.restart_dir.empty()) throw tiersim::Error("--restart: empty path (give a run directory)");
+      if (restart_opt->count() > 0 && ro.restart_dir.empty())
+        throw tiersim::Error("--restart: empty path (give a run directory)");
       if (case_opt->count() > 0 && ro.case_path.empty()) throw tiersim::Error("run: empty case file path");
-      if (ro.case_path.empty() && ro.restart_dir.empty()) throw tiersim::Error("run: give a case file or --restart DIR");
+      if (ro.case_path.empty() && ro.restart_dir.empty())
+        throw tiersim::Error("run: give a case file or --restart DIR");
       // Flags first, then --set: the more explicit override wins.
       for (const auto& [key, v] : flags)
         if (!v.empty()) ro.overrides.push_back("strategy." + key + "=\"" + v + "\"");
       if (l2_opt->count() > 0) {
         const auto& k = key_spec("strategy.l2_persist_bytes");
-        ro.overrides.push_back(k.key + "=" + std::to_string(integer_flag("--l2-persist-bytes", l2_bytes, k.min, k.max)));
+        ro.overrides.push_back(k.key + "=" +
+                               std::to_string(integer_flag("--l2-persist-bytes", l2_bytes, k.min, k.max)));
       }
       if (steps_opt->count() > 0) {
         const auto& k = key_spec("run.steps");

@@ -56,10 +56,14 @@ bool owned(const std::string& subdir, const std::string& name) {
 
 const char* kind(PathType e) {
   switch (e) {
-    case PathType::Link: return "a symbolic link";
-    case PathType::Directory: return "a directory";
-    case PathType::Other: return "not a regular file";
-    default: return "a file";
+    case PathType::Link:
+      return "a symbolic link";
+    case PathType::Directory:
+      return "a directory";
+    case PathType::Other:
+      return "not a regular file";
+    default:
+      return "a file";
   }
 }
 
@@ -214,7 +218,8 @@ std::string lock_holder(const std::string& dir) {
 RunLock prepare_out_dir(const std::string& dir, bool force, const std::function<std::string(const fs::path&)>& why_not,
                         const std::function<void(const fs::path&)>& remove) {
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw Error(dir + ": output path exists and is not a directory");
   // Refusals first, while nothing is changed; then the lock; then the same checks again under it
   // (another process may have written the directory meanwhile).
   auto others = [&] {
@@ -223,7 +228,8 @@ RunLock prepare_out_dir(const std::string& dir, bool force, const std::function<
     return !e.empty();
   };
   auto refuse_unless_replaceable = [&] {
-    if (const std::string holder = lock_holder(dir); !holder.empty()) throw Error(dir + ": " + holder + "; nothing was changed");
+    if (const std::string holder = lock_holder(dir); !holder.empty())
+      throw Error(dir + ": " + holder + "; nothing was changed");
     if (!force) throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
     if (const std::string why = why_not(dir); !why.empty())
       throw Error(dir + ": not replaced: --force replaces only an empty directory or a tiersim run, and " + why);

@@ -14,8 +14,9 @@ namespace fs = std::filesystem;
 // would not continue the same run (time = step * dt against the checkpoint's clock, fp64 data
 // under /parameters that say fp32, ...).
 bool restart_may_change(const std::string& key) {
-  static const char* const kKeys[] = {"run.steps",           "run.snapshot_every", "run.diagnostics_every",
-                                      "run.checkpoint_every", "run.telemetry",      "run.telemetry_every"};
+  static const char* const kKeys[] = {
+      "run.steps",     "run.snapshot_every", "run.diagnostics_every", "run.checkpoint_every",
+      "run.telemetry", "run.telemetry_every"};
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
 }
 
@@ -32,10 +33,14 @@ std::string shortest_text(double v) {
 // A key's value as text, to compare two cases and to name the values in a message.
 std::string value_text(const Case& c, const KeySpec& k) {
   switch (k.type) {
-    case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
-    case KeySpec::Type::Float: return shortest_text(c.get_float(k.key));
-    case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
-    default: return c.toml_text(k.key);  // quoted and escaped: never a raw control character
+    case KeySpec::Type::Int:
+      return std::to_string(c.get_int(k.key));
+    case KeySpec::Type::Float:
+      return shortest_text(c.get_float(k.key));
+    case KeySpec::Type::Bool:
+      return c.get_bool(k.key) ? "true" : "false";
+    default:
+      return c.toml_text(k.key);  // quoted and escaped: never a raw control character
   }
 }
 
@@ -67,8 +72,8 @@ void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInf
   };
   if (ckpt.model != info.model) throw mismatch("model", ckpt.model, info.model);
   const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, sd + " /parameters");
-  static const char* const kFirst[] = {"run.model", "stencil.equation", "strategy.precision", "nbody.count",
-                                       "grid.n",    "grid.nx",          "grid.ny",            "grid.nz"};
+  static const char* const kFirst[] = {
+      "run.model", "stencil.equation", "strategy.precision", "nbody.count", "grid.n", "grid.nx", "grid.ny", "grid.nz"};
   std::vector<const KeySpec*> order;
   for (const char* key : kFirst)
     for (const KeySpec& k : case_schema())

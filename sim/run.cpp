@@ -9,10 +9,13 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
+#include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
 #include "io/safe_files.hpp"
 #include "io/restart_pruning.hpp"
@@ -26,6 +29,7 @@
 #include "sim/output_dir.hpp"
 #include "sim/progress.hpp"
 #include "sim/restart_validation.hpp"
+#include "sim/run_breakdown.hpp"
 #include "sim/stop_signal.hpp"
 #include "sim/telemetry.hpp"
 
@@ -71,6 +75,7 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 }  // namespace
 
 RunResult run_case(const RunOptions& o) {
+  const auto t_start = std::chrono::steady_clock::now();
   // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
   // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
   // snapshots.h5, the overrides, the state the checkpoint holds.
@@ -89,7 +94,8 @@ RunResult run_case(const RunOptions& o) {
       lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     ckpt = read_checkpoint(o.restart_dir);
     if (!ckpt.record.present)
-      throw Error(ckpt_path + ": written by an older tiersim, without the record a restart checks the run against; "
+      throw Error(ckpt_path +
+                  ": written by an older tiersim, without the record a restart checks the run against; "
                   "not continuing it (nothing was changed)");
   }
   // The snapshots the restart keeps, rebuilt from the step files (never from snapshots.h5, which
@@ -97,14 +103,14 @@ RunResult run_case(const RunOptions& o) {
   SnapshotIndex kept;
   Telemetry::CsvPart csv_part;
   if (restart) {
-    kept = rebuild_index(o.restart_dir, RestartPoint{ckpt.step, ckpt.record.last_snapshot_step,
-                                                     ckpt.record.observables_since_snapshot});
+    kept = rebuild_index(
+        o.restart_dir, RestartPoint{ckpt.step, ckpt.record.last_snapshot_step, ckpt.record.observables_since_snapshot});
     check_same_run(o.restart_dir, ckpt, kept.info);
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
   if (restart) {
-    csv_part = Telemetry::read_csv_part((fs::path(o.restart_dir) / "telemetry.csv").string(), ckpt.record.telemetry_bytes,
-                                        ckpt.record.telemetry_fnv1a, ckpt.step);
+    csv_part = Telemetry::read_csv_part((fs::path(o.restart_dir) / "telemetry.csv").string(),
+                                        ckpt.record.telemetry_bytes, ckpt.record.telemetry_fnv1a, ckpt.step);
     for (const StepRecord& r : csv_part.rows)
       kept.telemetry.push_back({r.step, r.rec.kernel, r.rec.strategy, r.rec.work_unit, r.rec.ms, r.rec.bytes_compulsory,
                                 r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.l2_window, r.rec.l2_window_bytes,
@@ -123,6 +129,7 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
+  const int output_slots = int(c.get_int("run.output_slots"));
   // time = step * dt up to the last step must be a number (run.dt = 1e308 over 100 steps is not).
   if (!std::isfinite(dt * double(steps)))
     throw Error("run.dt = " + shortest_text(dt) + " over run.steps = " + std::to_string(steps) +
@@ -136,8 +143,8 @@ RunResult run_case(const RunOptions& o) {
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
   if (restart) {
     if (ckpt.step > steps)
-      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
-                  std::to_string(steps));
+      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) +
+                  ", past run.steps = " + std::to_string(steps));
     // A damaged checkpoint is refused here, before the run's files are touched, not steps later.
     try {
       model->load_state(ckpt.state);
@@ -161,9 +168,10 @@ RunResult run_case(const RunOptions& o) {
   if (restart && ckpt.step == steps) {
     // Nothing is rewritten: summary.json still describes the run that got here.
     if (!o.silent)
-      std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
-                  "%lld continues it\n",
-                  o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
+      std::printf(
+          "tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
+          "%lld continues it\n",
+          o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
     RunResult done;
     done.out_dir = o.restart_dir;
     done.strategy = model->strategy_name();
@@ -192,13 +200,18 @@ RunResult run_case(const RunOptions& o) {
   {
     const bool fp64 = s.precision == Precision::Fp64;
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
-    if (gpu) telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
-    else telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
+    if (gpu)
+      telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
+    else
+      telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
   }
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
+  // Device-to-host copies are rated against the pinned link, measured once per device.
+  const double link_gbs = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
 
-  RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),
-               TIERSIM_VERSION, device};
+  RunInfo info{c.effective_toml(),     restart ? ckpt.case_toml : o.case_path,
+               model->strategy_name(), model->name(),
+               TIERSIM_VERSION,        device};
   std::unique_ptr<SnapshotFile> out;
   if (restart) {
     out = SnapshotFile::resume(dir, kept, snap_options.formats);
@@ -222,10 +235,14 @@ RunResult run_case(const RunOptions& o) {
   std::unique_ptr<CounterLog> counter_log;
   if (o.counters_every > 0) {
     std::string why;
-    if (!gpu) why = "the CPU backend has no GPU counters";
-    else counters = make_hardware_counters(&why);
-    if (counters) counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
-    else std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
+    if (!gpu)
+      why = "the CPU backend has no GPU counters";
+    else
+      counters = make_hardware_counters(&why);
+    if (counters)
+      counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
+    else
+      std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
   }
 
   std::int64_t step = restart ? ckpt.step : 0;
@@ -233,62 +250,113 @@ RunResult run_case(const RunOptions& o) {
   // On a restart, the last snapshot the index kept: with run.checkpoint_every between snapshots
   // the checkpoint's step has none.
   std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
-  // Host time spent writing output, kept out of seconds_per_step. (Each writer first waits for
-  // the device, so what is left is the stepping itself, up to the last step's diagnostics.)
-  double output_seconds = 0;
-  auto timed = [&](auto&& f) {
+  RunBreakdown wall;
+  wall.slots = output_slots;
+  wall.timing_every = s.tuning.timing_every;
+  auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    into += seconds(t0);
   };
+  bool in_steady_state = false;
   // Records carry the step that launched them; reading them without waiting (wait = false)
   // lets the host run ahead of the GPU instead of meeting it at every step.
   auto collect = [&](bool wait) {
     // With run.telemetry_every = N only every N-th step is timed and recorded.
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
-      if (at % s.tuning.timing_every == 0) telemetry.add(at, r);
+      if (at % s.tuning.timing_every != 0) continue;
+      if (in_steady_state) wall.kernels += r.ms * 1e-3;
+      telemetry.add(at, r);
     }
   };
-  // A checkpoint records what a restart checks the other files against: the last snapshot, the
-  // observables since, and telemetry.csv, first brought up to this step.
-  auto checkpoint = [&] {
-    if (!o.state_output) return;
-    timed([&] {
-      collect(true);
+
+  // Output behind the computation: the state is staged on this thread (on the GPU the copies are
+  // only issued), the output thread waits for the copies and writes the step file, the index and
+  // the checkpoint. Telemetry rows of the copies and file writes come back through `done`.
+  std::mutex done_mu;
+  std::vector<StepRecord> done;
+  std::shared_ptr<SnapshotFile> out_shared(std::move(out));
+  SnapshotFile& index = *out_shared;
+  // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
+  // from the loop still leaves every staged snapshot written).
+  OutputQueue queue(output_slots);
+  auto emit = [&](bool snap, bool ckpt) {
+    if (!o.state_output) {
+      if (snap) wall.writer_wait += queue.submit([&index] { index.commit(); });
+      return;
+    }
+    std::shared_ptr<StagedOutput> staged;
+    timed(wall.staging, [&] { staged = model->stage_output(step, time); });
+    const std::int64_t at = step;
+    const double t = time;
+    Checkpoint head{at, t, model->name(), c.effective_toml(), {}, {}};
+    if (ckpt) {
+      // The checkpoint records telemetry.csv as far as this step (appended here, on this thread)
+      // and, on the output thread, the index as far as this step: what a restart checks.
       telemetry.append_csv(telemetry_csv);
-      Checkpoint ck{step, time, model->name(), c.effective_toml(), model->save_state(), {}};
-      ck.record = {true, out->last_published_step(), out->observables_since_snapshot(), telemetry.csv_bytes(),
-                   telemetry.csv_fnv1a()};
-      write_checkpoint(dir, ck);
-    });
+      head.record.telemetry_bytes = telemetry.csv_bytes();
+      head.record.telemetry_fnv1a = telemetry.csv_fnv1a();
+    }
+    wall.snapshots += snap, wall.checkpoints += ckpt;
+    wall.writer_wait += queue.submit(
+        [&, staged, snap, ckpt, at, head = std::move(head)]() mutable {
+          std::vector<KernelRecord> recs = staged->wait();
+          for (auto& r : recs) r.ceiling_gbs = link_gbs;
+          const auto t0 = std::chrono::steady_clock::now();
+          if (snap) {
+            staged->write_snapshot(index);
+            index.commit();
+          }
+          if (ckpt) {
+            head.state = staged->state();
+            head.record.present = true;
+            head.record.last_snapshot_step = index.last_published_step();
+            head.record.observables_since_snapshot = index.observables_since_snapshot();
+            write_checkpoint(dir, head);
+          }
+          KernelRecord w;
+          w.kernel = "write_output";
+          w.strategy = std::string(snap ? "snapshot" : "") + (snap && ckpt ? "+" : "") + (ckpt ? "checkpoint" : "");
+          w.ms = seconds(t0) * 1e3;
+          w.bytes_compulsory = w.bytes_modelled = w.work = staged->bytes() * ((snap ? 1 : 0) + (ckpt ? 1 : 0));
+          w.work_unit = "bytes";
+          w.ceiling_gbs = -1;  // no disk figure to compare with
+          recs.push_back(std::move(w));
+          std::lock_guard<std::mutex> lk(done_mu);
+          for (auto& r : recs) done.push_back({at, std::move(r)});
+        },
+        true);
   };
-  auto snapshot = [&] {
-    timed([&] {
-      if (o.state_output) model->write_snapshot(*out, step, time);
-      out->commit();
-      collect(true);
-      telemetry.append_csv(telemetry_csv);
-    });
-    last_snapshot = step;
+  auto take_done = [&] {
+    std::lock_guard<std::mutex> lk(done_mu);
+    for (auto& d : done) {
+      if (d.rec.kernel == "write_output") wall.bytes_written += d.rec.bytes_compulsory;
+      telemetry.add(d.step, d.rec);
+    }
+    done.clear();
   };
 
   // Kernels run while setting up (the initial force evaluation) belong to step 0; on a restart
   // they were only the fresh model's set-up, replaced by the checkpoint, and are dropped.
-  if (restart) model->take_records();
-  else telemetry.add(0, model->take_records());
+  if (restart)
+    model->take_records();
+  else
+    telemetry.add(0, model->take_records());
 
   Progress progress(o.quiet, step, steps);
-  const auto wall0 = std::chrono::steady_clock::now();
   if (!restart) {
-    out->write_observables(0, 0.0, obs);
-    snapshot();
-    checkpoint();
+    queue.submit([&index, obs] { index.write_observables(0, 0.0, obs); });
+    emit(true, true);
+    collect(false);
+    telemetry.append_csv(telemetry_csv);
   }
 
   const std::int64_t first_step = step;
   bool interrupted = false;  // stopped by a signal before run.steps
-  output_seconds = 0;
+  wall.startup = seconds(t_start);
+  in_steady_state = true;
   const auto loop0 = std::chrono::steady_clock::now();
   while (step < steps) {
     if (step == inject_nan_at) model->inject_nan(step);
@@ -304,8 +372,11 @@ RunResult run_case(const RunOptions& o) {
     }
     ++step;
     time = step * dt;
-    if (profiled) counter_log->add(step, model->take_records(true), counters->end());
-    else collect(false);
+    if (profiled)
+      counter_log->add(step, model->take_records(true), counters->end());
+    else
+      collect(false);
+    queue.rethrow();  // an output error ends the run here, with its line
     // The stop request is read once: the same answer makes this step the last one (its diagnostics,
     // snapshot and checkpoint) and ends the loop. A signal arriving after this line is seen after
     // the next step, which then ends the same way.
@@ -313,22 +384,27 @@ RunResult run_case(const RunOptions& o) {
     const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
+    const bool ckpt =
+        snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
     if (diag) {
       raise_test_signal("diagnostics", step);
-      obs = model->observe();
-      cons = model->conservation(obs);
-      timed([&] {
+      timed(wall.diagnostics, [&] {
+        obs = model->observe();
+        cons = model->conservation(obs);
         check_finite(*model, step, last_snapshot, observables_text(obs));
-        out->write_observables(step, time, obs);
       });
-    } else if (snap) {
-      timed([&] { check_finite(*model, step, last_snapshot, ""); });
+      queue.submit([&index, step = step, time = time, obs] { index.write_observables(step, time, obs); });
+    } else if (snap || ckpt) {
+      // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
+      timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
     }
-    if (snap) snapshot();
-    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0) {
-      // Never a checkpoint with a NaN in it: it would replace the last good one.
-      if (!diag && !snap) timed([&] { check_finite(*model, step, last_snapshot, ""); });
-      checkpoint();
+    if (snap) {
+      emit(true, ckpt);
+      take_done();
+      telemetry.append_csv(telemetry_csv);
+      last_snapshot = step;
+    } else if (ckpt) {
+      emit(false, true);
     }
     progress.update(step, time, cons, last);
     if (stop) {
@@ -337,12 +413,19 @@ RunResult run_case(const RunOptions& o) {
     }
   }
   progress.finish();
-
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
   collect(true);
-  const double per_step = step > first_step ? (loop - output_seconds) / double(step - first_step) : 0.0;
+  in_steady_state = false;
+  wall.steady = seconds(loop0);
+  wall.steps = step - first_step;
+
+  const auto flush0 = std::chrono::steady_clock::now();
+  queue.drain();
+  take_done();
+  wall.writer_busy = queue.busy_seconds();
   telemetry.append_csv(telemetry_csv);
+  index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
+  index.commit();
+  wall.final_flush = seconds(flush0);
   // summary.json: what the run was and where its time went, then the telemetry's summary.
   nlohmann::ordered_json summary;
   summary["model"] = model->name();
@@ -351,26 +434,26 @@ RunResult run_case(const RunOptions& o) {
   summary["steps"] = step;
   summary["restarted_from_step"] = restart ? nlohmann::ordered_json(ckpt.step) : nlohmann::ordered_json(nullptr);
   summary["interrupted"] = interrupted;
-  summary["wall_seconds"] = wall;
-  summary["seconds_per_step"] = per_step;
+  summary["wall_seconds"] = wall.total();
+  summary["seconds_per_step"] = wall.steps > 0 ? wall.steady / double(wall.steps) : 0.0;
+  summary["wall"] = wall.json();
+  summary["pinned_link_gbs"] = link_gbs;
   summary["conservation_name"] = cons.first;
   summary["conservation_value"] = cons.second;  // null when not finite
   summary.update(telemetry.summary_json());
   // Invalid UTF-8 (a device name, say) is replaced rather than refused: the summary is always written.
   write_file_atomically((fs::path(dir) / "summary.json").string(),
                         summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
-  out->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
-  out->commit();
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
     if (counter_log) std::printf("%s(every profiled step in counters.csv)\n", counter_log->table().c_str());
+    char conservation[96];
+    std::snprintf(conservation, sizeof conservation, "%s = %+.3e", cons.first.c_str(), cons.second);
     // The steps this process took (a restart names the steps it continued from).
     const std::string from =
-        restart ? " (" + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
-    std::printf("%s %lld steps%s in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
-                interrupted ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
-                wall, 1e3 * per_step, cons.first.c_str(), cons.second);
+        restart ? " (steps " + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
+    std::printf("%s", wall.text(std::string(interrupted ? "stopped after" : "finished"), conservation + from).c_str());
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
   if (interrupted && !o.silent)
@@ -381,7 +464,7 @@ RunResult run_case(const RunOptions& o) {
   result.out_dir = dir;
   result.strategy = model->strategy_name();
   result.steps = step;
-  result.wall_seconds = wall;
+  result.wall_seconds = wall.total();
   result.telemetry = std::move(telemetry);
   return result;
 }

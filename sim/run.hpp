@@ -19,15 +19,15 @@ struct RunOptions {
   bool quiet = false;                  // no progress line, banner or summary table
   bool silent = false;                 // not even the closing "output:" line (tiersim compare)
   bool state_output = true;            // snapshots and checkpoints (tiersim compare needs neither)
-  std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
+  std::string formats = "xdmf";        // --format: xdmf, vtk or xdmf,vtk
   bool remeasure_bandwidth = false;    // measure the copy bandwidth again instead of the cached figure
   int counters_every = 0;              // --counters N: hardware counters for one step every N (CUDA)
 };
 
 struct RunResult {
-  int exit_code = 0;        // 0, or 128 + signal when stopped by SIGINT/SIGTERM
+  int exit_code = 0;  // 0, or 128 + signal when stopped by SIGINT/SIGTERM
   std::string out_dir;
-  std::string strategy;     // as the model names it, e.g. "cuda/soa/fp32/shared"
+  std::string strategy;  // as the model names it, e.g. "cuda/soa/fp32/shared"
   std::int64_t steps = 0;
   double wall_seconds = 0;
   Telemetry telemetry{"", 0};

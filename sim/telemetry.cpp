@@ -28,6 +28,11 @@ namespace {
 double per_s(double amount, double ms) { return ms > 0 ? amount / (ms * 1e-3) : 0.0; }
 }  // namespace
 
+double Telemetry::pct_of_ceiling(const KernelRecord& r, double gbs) const {
+  const double ceiling = r.ceiling_gbs > 0 ? r.ceiling_gbs : r.ceiling_gbs < 0 ? 0 : peak_gbs_;
+  return ceiling > 0 ? 100.0 * gbs / ceiling : 0.0;
+}
+
 namespace {
 const char* kCsvHeader =
     "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
@@ -40,12 +45,12 @@ void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
   for (std::size_t i = from; i < rows_.size(); ++i) {
     const auto& [step, r] = rows_[i];
     const double gbs = per_s(r.bytes_compulsory, r.ms) * 1e-9;
-    std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
+    std::snprintf(buf, sizeof buf,
+                  "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
                   static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
-                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9,
-                  peak_gbs_ > 0 ? 100.0 * gbs / peak_gbs_ : 0.0, r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
-                  r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0, r.l2_window_bytes,
-                  r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
+                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9, pct_of_ceiling(r, gbs), r.flops,
+                  per_s(r.flops, r.ms) * 1e-9, r.work, r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0,
+                  r.l2_window_bytes, r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
     f << buf;
   }
 }
@@ -99,8 +104,8 @@ bool parse_row(const std::string& line, StepRecord& out, double& peak) {
   if (!number(f[0], out.step) || f[1].empty() || !number(f[3], r.ms) || !number(f[4], r.bytes_compulsory) ||
       !number(f[5], r.bytes_modelled) || !number(f[6], ignored) || !number(f[7], ignored) || !number(f[8], ignored) ||
       !number(f[9], r.flops) || !number(f[10], ignored) || !number(f[11], r.work) || !number(f[13], ignored) ||
-      !number(f[14], l2) || (l2 != 0 && l2 != 1) || !number(f[15], r.l2_window_bytes) || !number(f[16], r.l2_hit_ratio) ||
-      !number(f[17], peak) || !number(f[18], ignored))
+      !number(f[14], l2) || (l2 != 0 && l2 != 1) || !number(f[15], r.l2_window_bytes) ||
+      !number(f[16], r.l2_hit_ratio) || !number(f[17], peak) || !number(f[18], ignored))
     return false;
   r.kernel = f[1];
   r.strategy = f[2];
@@ -113,24 +118,26 @@ bool parse_row(const std::string& line, StepRecord& out, double& peak) {
 }  // namespace
 
 Telemetry::CsvPart Telemetry::read_csv_part(const std::string& path, std::uint64_t bytes, std::uint64_t want_fnv1a,
-                                             std::int64_t step) {
+                                            std::int64_t step) {
   const std::string refused = "; not continuing the run (nothing was changed)";
   CsvPart part;
   part.fnv1a = want_fnv1a;
   switch (path_type(path)) {
-    case PathType::File: break;
+    case PathType::File:
+      break;
     case PathType::Missing:
       if (bytes == 0) return part;
       throw Error(path + ": missing; the run had written " + std::to_string(bytes) + " bytes of it by step " +
                   std::to_string(step) + refused);
-    case PathType::Link: throw Error(path + ": is a symbolic link; a run's files are never links" + refused);
-    default: throw Error(path + ": not a regular file" + refused);
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; a run's files are never links" + refused);
+    default:
+      throw Error(path + ": not a regular file" + refused);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot read" + refused);
   std::string line;
   std::uint64_t offset = 0;
-  std::int64_t previous = -1;
   for (long lineno = 1; std::getline(in, line); ++lineno) {
     const bool complete = !in.eof();  // a last line without its newline was cut short
     const std::uint64_t end = offset + line.size() + (complete ? 1 : 0);
@@ -144,17 +151,16 @@ Telemetry::CsvPart Telemetry::read_csv_part(const std::string& path, std::uint64
     if (recorded) part.text.append(line).append("\n");
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
     if (lineno == 1) {
-      if (line + "\n" != kCsvHeader) throw Error(where + "not tiersim's telemetry header " + quoted_excerpt(line) + refused);
+      if (line + "\n" != kCsvHeader)
+        throw Error(where + "not tiersim's telemetry header " + quoted_excerpt(line) + refused);
     } else {
       StepRecord row;
       double peak = 0;
-      if (!parse_row(line, row, peak))
-        throw Error(where + "not a telemetry row " + quoted_excerpt(line) + refused);
+      if (!parse_row(line, row, peak)) throw Error(where + "not a telemetry row " + quoted_excerpt(line) + refused);
       if (recorded) {
-        if (row.step < previous || row.step > step)
-          throw Error(where + "step " + std::to_string(row.step) + " out of order (the checkpoint is at step " +
-                      std::to_string(step) + ")" + refused);
-        previous = row.step;
+        if (row.step > step)
+          throw Error(where + "step " + std::to_string(row.step) + ", after the checkpoint's step " +
+                      std::to_string(step) + refused);
         part.peak_gbs = peak;
         part.rows.push_back(std::move(row));
       }
@@ -165,8 +171,8 @@ Telemetry::CsvPart Telemetry::read_csv_part(const std::string& path, std::uint64
     throw Error(path + ": " + std::to_string(offset) + " bytes, fewer than the " + std::to_string(bytes) +
                 " the run had written by step " + std::to_string(step) + " (cut short?)" + refused);
   if (part.text.size() != bytes)
-    throw Error(path + ": its first " + std::to_string(bytes) + " bytes do not end at the end of a line (changed or damaged)" +
-                refused);
+    throw Error(path + ": its first " + std::to_string(bytes) +
+                " bytes do not end at the end of a line (changed or damaged)" + refused);
   if (fnv1a(part.text) != want_fnv1a)
     throw Error(path + ": its first " + std::to_string(bytes) + " bytes are not those the run wrote by step " +
                 std::to_string(step) + " (changed or damaged)" + refused);
@@ -206,7 +212,7 @@ std::vector<Telemetry::Summary> Telemetry::summarize() const {
     s.bytes_compulsory = recs.front()->bytes_compulsory;
     s.bytes_modelled = recs.front()->bytes_modelled;
     s.gbs = per_s(s.bytes_compulsory, s.median_ms) * 1e-9;
-    s.pct_peak = peak_gbs_ > 0 ? 100.0 * s.gbs / peak_gbs_ : 0.0;
+    s.pct_peak = pct_of_ceiling(*recs.front(), s.gbs);
     s.gflops = per_s(recs.front()->flops, s.median_ms) * 1e-9;
     s.work_per_s = per_s(recs.front()->work, s.median_ms);
     out.push_back(s);
@@ -226,7 +232,9 @@ std::string Telemetry::summary_table() const {
                   s.work_unit.c_str());
     os << buf;
   }
-  std::snprintf(buf, sizeof buf, "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s)\n",
+  std::snprintf(buf, sizeof buf,
+                "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s; device-to-host copies "
+                "against the pinned link)\n",
                 peak_gbs_, peak_source_.c_str());
   os << buf;
   if (ceiling_gflops_ > 0) {

@@ -70,7 +70,7 @@ class Telemetry {
     double bytes_compulsory = 0, bytes_modelled = 0;
   };
   std::vector<Summary> summarize() const;
-  std::string summary_table() const;           // for the terminal at the end of a run
+  std::string summary_table() const;  // for the terminal at the end of a run
   // The telemetry part of summary.json: the measured ceilings and one object per kernel.
   nlohmann::ordered_json summary_json() const;
 
@@ -83,6 +83,7 @@ class Telemetry {
   std::size_t csv_appended_ = 0;
   std::uint64_t csv_bytes_ = 0, csv_fnv1a_ = kFnv1aStart;
   void write_rows(std::ostream& f, std::size_t from) const;
+  double pct_of_ceiling(const KernelRecord& r, double gbs) const;
 };
 
 }  // namespace tiersim

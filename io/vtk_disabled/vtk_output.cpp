@@ -10,8 +10,9 @@ bool vtk_output_available() { return false; }
 struct VtkOutput::Impl {};
 
 VtkOutput::VtkOutput(const std::string&, bool) {
-  throw Error("VTK output: this tiersim was built without VTK (run scripts/setup, then configure and build "
-              "again; the configure output says why VTK was not used)");
+  throw Error(
+      "VTK output: this tiersim was built without VTK (run scripts/setup, then configure and build "
+      "again; the configure output says why VTK was not used)");
 }
 VtkOutput::~VtkOutput() = default;
 void VtkOutput::write_particles(std::int64_t, double, const Bodies&, double) {}

@@ -1,11 +1,14 @@
 // The CPU (OpenMP) stencil backend: the reference the CUDA kernels are tested against, and the
-// fallback without a GPU. Same point updates (kernels/physics/stencil.hpp) as the kernels.
+// fallback without a GPU. One engine per listed equation (kernels/physics/equations.hpp), with the
+// same point updates and Laplacian as the kernels.
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/stencil_engine.hpp"
@@ -24,15 +27,17 @@ inline T lap_at(const StencilCoeffs<T>& c, const GridView<T>& g, int i, int j, i
   });
 }
 
-template <class T>
+template <class T, class Eq>
 class StencilCpu final : public StencilEngine {
+  static constexpr int kFields = Eq::kFields;
+  static constexpr int kStateFields = int(Eq::kStateNames.size());
+
  public:
   StencilCpu(const Strategy& s, const StencilProblem& p) : p_(p), s_(s) {
     c_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
-    const int nf = stencil_field_count(p.equation);
-    for (int f = 0; f < nf; ++f) cur_.emplace_back(p.nx, p.ny, p.nz, p.radius);
-    if (p.equation != Equation::Wave)  // wave writes u(t+dt) over u(t-dt)
-      for (int f = 0; f < nf; ++f) nxt_.emplace_back(p.nx, p.ny, p.nz, p.radius);
+    for (int f = 0; f < kStateFields; ++f) cur_.emplace_back(p.nx, p.ny, p.nz, p.radius);
+    if constexpr (!Eq::kPreviousLevel)  // with one, u(t+dt) is written over u(t-dt)
+      for (int f = 0; f < kFields; ++f) nxt_.emplace_back(p.nx, p.ny, p.nz, p.radius);
   }
 
   const StencilProblem& problem() const override { return p_; }
@@ -48,25 +53,40 @@ class StencilCpu final : public StencilEngine {
     return v;
   }
 
+  std::unique_ptr<CopyInFlight> stage(int field, void* dst) override {
+    check_field(field, std::size_t(p_.points()));
+    cur_[field].get_interior(static_cast<T*>(dst));
+    return std::make_unique<CopyDone>();
+  }
+
   void step(double dt) override {
-    const int ns = p_.equation == Equation::GrayScott ? 2 : 1;  // fields the stencil reads
     auto t0 = Clock::now();
-    for (int f = 0; f < ns; ++f) fill_halo(cur_[f].view(), p_.field_boundary_value(f));
-    record("stencil_halo_cpu", t0, double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius) * 2 * sizeof(T), 0,
-           double(ns) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius));
+    for (int f = 0; f < kFields; ++f) fill_halo(cur_[f].view(), p_.field_boundary_value(f));
+    const double halo = double(kFields) * double(halo_points(p_.nx, p_.ny, p_.nz, p_.radius));
+    record("stencil_halo_cpu", t0, halo * 2 * sizeof(T), 0, halo);
     t0 = Clock::now();
     switch (p_.radius) {
-      case 1: update<1>(dt); break;
-      case 2: update<2>(dt); break;
-      case 3: update<3>(dt); break;
-      default: update<4>(dt); break;
+      case 1:
+        update<1>(dt);
+        break;
+      case 2:
+        update<2>(dt);
+        break;
+      case 3:
+        update<3>(dt);
+        break;
+      case 4:
+        update<4>(dt);
+        break;
+      default:
+        throw Error("stencil radius must be 1..4, not " + std::to_string(p_.radius));
     }
-    const double bytes = stencil_compulsory_bytes(p_, sizeof(T));
-    record(std::string("stencil_") + (p_.equation == Equation::GrayScott ? "gray_scott" : name(p_.equation)) + "_cpu",
-           t0, bytes, stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
-    if (p_.equation == Equation::Wave) std::swap(cur_[0], cur_[1]);
+    record(std::string("stencil_") + Eq::kKernelTag + "_cpu", t0, stencil_compulsory_bytes(p_, sizeof(T)),
+           stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
+    if constexpr (Eq::kPreviousLevel)
+      std::swap(cur_[0], cur_[1]);
     else
-      for (int f = 0; f < ns; ++f) std::swap(cur_[f], nxt_[f]);
+      for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
   }
 
   void add_point_value(int i, int j, int k, double value) override { cur_[0].view()(i, j, k) += T(value); }
@@ -75,26 +95,42 @@ class StencilCpu final : public StencilEngine {
     check_field(field, std::size_t(p_.points()));
     const GridView<T> g = cur_[field].view();
     double sum = 0, sq = 0, mn = std::numeric_limits<double>::infinity(), mx = -mn;
-#pragma omp parallel for collapse(2) reduction(+ : sum, sq) reduction(min : mn) reduction(max : mx) schedule(static)
+    std::int64_t bad = 0, first = std::numeric_limits<std::int64_t>::max();
+#pragma omp parallel for collapse(2) reduction(+ : sum, sq, bad) reduction(min : mn, first) reduction(max : mx) \
+    schedule(static)
     for (int k = 0; k < g.nz; ++k)
       for (int j = 0; j < g.ny; ++j) {
         const T* row = g.row(j, k);
         for (int i = 0; i < g.nx; ++i) {
           const double v = row[i];
           sum += v, sq += v * v, mn = std::min(mn, v), mx = std::max(mx, v);
+          if (!std::isfinite(v)) {
+            ++bad;
+            first = std::min(first, (std::int64_t(k) * g.ny + j) * g.nx + i);
+          }
         }
       }
-    return {sum, sq, mn, mx};
+    return {sum, sq, mn, mx, bad, bad > 0 ? first : -1};
   }
 
   double wave_energy(double dt) override {
-    if (p_.equation != Equation::Wave) return 0;
-    fill_halo(cur_[1].view(), p_.field_boundary_value(1));  // u_prev's: the last step filled u's only
-    switch (p_.radius) {
-      case 1: return energy<1>(dt);
-      case 2: return energy<2>(dt);
-      case 3: return energy<3>(dt);
-      default: return energy<4>(dt);
+    if constexpr (std::is_same_v<Eq, equations::Wave>) {
+      fill_halo(cur_[1].view(), p_.field_boundary_value(1));  // u_prev's: the last step filled u's only
+      switch (p_.radius) {
+        case 1:
+          return energy<1>(dt);
+        case 2:
+          return energy<2>(dt);
+        case 3:
+          return energy<3>(dt);
+        case 4:
+          return energy<4>(dt);
+        default:
+          throw Error("stencil radius must be 1..4, not " + std::to_string(p_.radius));
+      }
+    } else {
+      (void)dt;
+      return 0;
     }
   }
 
@@ -127,47 +163,37 @@ class StencilCpu final : public StencilEngine {
       }
   }
 
+  // u(t + dt) of every field from the fields' values and Laplacians at t (and, with a previous
+  // level, u(t - dt), read from the buffer the update overwrites).
   template <int R>
   void update(double dt) {
-    const GridView<T> u = cur_[0].view();
-    if (p_.equation == Equation::Heat) {
-      const GridView<T> out = nxt_[0].view();
-      const HeatParams<T> hp{T(dt * p_.diffusivity)};
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < u.nz; ++k)
-        for (int j = 0; j < u.ny; ++j) {
-          T* o = out.row(j, k);
-          const T* in = u.row(j, k);
-          for (int i = 0; i < u.nx; ++i) o[i] = heat_update(in[i], lap_at<R>(c_, u, i, j, k), hp);
-        }
-    } else if (p_.equation == Equation::Wave) {
-      const GridView<T> prev = cur_[1].view();  // overwritten in place with u(t + dt)
-      const WaveParams<T> wp{T(p_.speed * p_.speed * dt * dt)};
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < u.nz; ++k)
-        for (int j = 0; j < u.ny; ++j) {
-          T* o = prev.row(j, k);
-          const T* in = u.row(j, k);
-          for (int i = 0; i < u.nx; ++i) o[i] = wave_update(in[i], o[i], lap_at<R>(c_, u, i, j, k), wp);
-        }
-    } else {
-      const GridView<T> v = cur_[1].view(), uo = nxt_[0].view(), vo = nxt_[1].view();
-      const GrayScottParams<T> gp{T(dt), T(p_.du), T(p_.dv), T(p_.feed), T(p_.kill)};
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < u.nz; ++k)
-        for (int j = 0; j < u.ny; ++j) {
-          const T *ur = u.row(j, k), *vr = v.row(j, k);
-          T *uor = uo.row(j, k), *vor = vo.row(j, k);
-          for (int i = 0; i < u.nx; ++i)
-            gray_scott_update(ur[i], vr[i], lap_at<R>(c_, u, i, j, k), lap_at<R>(c_, v, i, j, k), gp, uor[i], vor[i]);
-        }
+    const typename Eq::template Params<T> prm = Eq::template params<T>(p_.template constants<Eq>(), dt);
+    GridView<T> in[kFields], out[kFields];
+    for (int f = 0; f < kFields; ++f) {
+      in[f] = cur_[f].view();
+      out[f] = Eq::kPreviousLevel ? cur_[1].view() : nxt_[f].view();
     }
+    const GridView<T> u = in[0];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < u.nz; ++k)
+      for (int j = 0; j < u.ny; ++j) {
+        const T* ir[kFields];
+        T* orow[kFields];
+        for (int f = 0; f < kFields; ++f) ir[f] = in[f].row(j, k), orow[f] = out[f].row(j, k);
+        for (int i = 0; i < u.nx; ++i) {
+          T c[kFields], lap[kFields], o[kFields];
+          for (int f = 0; f < kFields; ++f) c[f] = ir[f][i], lap[f] = lap_at<R>(c_, in[f], i, j, k);
+          const T u_prev = Eq::kPreviousLevel ? orow[0][i] : T(0);
+          Eq::update(prm, c, lap, u_prev, o);
+          for (int f = 0; f < kFields; ++f) orow[f][i] = o[f];
+        }
+      }
   }
 
   template <int R>
   double energy(double dt) const {
     const GridView<T> u = cur_[0].view(), prev = cur_[1].view();
-    const double c2 = p_.speed * p_.speed, inv_dt = 1 / dt;
+    const double c = p_.template constants<equations::Wave>().speed, c2 = c * c, inv_dt = 1 / dt;
     double e = 0;
 #pragma omp parallel for collapse(2) reduction(+ : e) schedule(static)
     for (int k = 0; k < u.nz; ++k)
@@ -203,8 +229,11 @@ class StencilCpu final : public StencilEngine {
 }  // namespace
 
 std::unique_ptr<StencilEngine> make_stencil_cpu(const Strategy& s, const StencilProblem& p) {
-  if (s.precision == Precision::Fp64) return std::make_unique<StencilCpu<double>>(s, p);
-  return std::make_unique<StencilCpu<float>>(s, p);
+  return with_equation(p.equation, [&](auto eq) -> std::unique_ptr<StencilEngine> {
+    using Eq = decltype(eq);
+    if (s.precision == Precision::Fp64) return std::make_unique<StencilCpu<double, Eq>>(s, p);
+    return std::make_unique<StencilCpu<float, Eq>>(s, p);
+  });
 }
 
 }  // namespace tiersim

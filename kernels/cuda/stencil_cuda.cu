@@ -2,22 +2,26 @@
 // the update kernel of kernels/cuda/stencil_kernels.cu per step, reductions on the device, and
 // one telemetry record per launch through the shared LaunchTimer (CUDA events, NVTX, L2 window).
 //
+// One engine per listed equation (kernels/physics/equations.hpp): the fields, the ping-pong
+// buffers and the point update follow from the equation's traits.
+//
 // L2 persistence (--l2-persist on). What is hot: the field the NEXT step reads, i.e. the
-// buffer this step writes (for Gray-Scott both outputs, U and V; for the wave the buffer
-// updated in place, which is the next step's u), and the coefficient table (--coeffs global).
-// The grids live in one allocation laid out as
+// buffer this step writes (every field of a two-field equation such as Gray-Scott's U and V; with
+// a previous level, as the wave's, the buffer updated in place, which is the next step's u), and
+// the coefficient table (--coeffs global). The grids live in one allocation laid out as
 //     [ group A grids | coefficient table | group B grids ]
-// (heat and wave: one grid per group; Gray-Scott: U and V), so that a window over either group
-// plus the table, or over everything, is one contiguous range. Two placements
+// (one grid per field in each group), so that a window over either group plus the table, or over
+// everything, is one contiguous range. Two placements
 // (kernels/l2_window.hpp, StencilL2Target):
-//  - Output (default for heat and Gray-Scott): retargeted every step, before the update, to the group being written
+//  - Output (default without a previous level: heat, Gray-Scott): retargeted every step, before the update, to the
+//  group being written
 //    (the next step's input). Measured on an H200 (docs/performance.md, "L2 persistence"):
 //    neutral (0.96-1.04x) while the group fits the carve-out, slower beyond: the lines made
 //    persisting one step are still persisting the next, so ping-pong asks for twice the
 //    carve-out, and with hitRatio < 1 steps ran up to 3x slower.
 //  - Pair: one window over the arena, hitRatio = carve-out / both groups. Measured slower than
 //    Output at every size.
-//  - Fixed (default for the wave): group A and the table, set once, never moved (no churn: A
+//  - Fixed (default with a previous level: the wave): group A and the table, set once, never moved (no churn: A
 //    is read every step and rewritten every other step). Measured on an H100 with periodic
 //    boundaries and carve-outs filled to the brim: slower than Output from 176^3 (0.53-0.74x);
 //    with fixed boundaries and a carve-out with slack (l2_fill 0.85) the wave gains 1.1-1.2x
@@ -26,9 +30,11 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/l2_window.cuh"
@@ -49,8 +55,11 @@ std::uint64_t g_constant_owner[2] = {0, 0};
 constexpr std::size_t round_up(std::size_t b, std::size_t a) { return (b + a - 1) / a * a; }
 constexpr std::size_t round256(std::size_t b) { return round_up(b, 256); }
 
-template <class T>
+template <class T, class Eq>
 class StencilCuda final : public StencilEngine {
+  static constexpr int kFields = Eq::kFields;  // grids per group: the fields one step writes
+  static constexpr int kStateFields = int(Eq::kStateNames.size());
+
  public:
   StencilCuda(const Strategy& s, const StencilProblem& p, const StencilTuning& t)
       : p_(p), s_(s), t_(t), spec_(GridSpec<T>::make(p.nx, p.ny, p.nz, p.radius)), id_(g_next_engine_id++) {
@@ -58,10 +67,8 @@ class StencilCuda final : public StencilEngine {
     if (!d.usable) throw Error("--backend cuda: " + d.why_not);
     sm_count_ = d.sm_count;
     cc_major_ = d.cc_major;
-    const int nf = stencil_field_count(p.equation);
-    group_ = p.equation == Equation::GrayScott ? 2 : 1;
-    const int ngrids = 2 * group_;
-    const std::string what = std::string("stencil fields (") + name(p.equation) + ", " + std::to_string(ngrids) + " x " +
+    const int ngrids = 2 * kFields;
+    const std::string what = std::string("stencil fields (") + Eq::kName + ", " + std::to_string(ngrids) + " x " +
                              std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" + std::to_string(p.nz) +
                              ", R=" + std::to_string(p.radius) + ")";
     grid_stride_ = round256(spec_.bytes());
@@ -70,16 +77,18 @@ class StencilCuda final : public StencilEngine {
     // Padding and halos start as zeros: nothing uninitialised reaches a kernel.
     TIERSIM_CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()), what);
     for (int g = 0; g < ngrids; ++g) views_.push_back(spec_.view(reinterpret_cast<T*>(grid_base(g))));
-    for (int f = 0; f < nf; ++f) cur_.push_back(f);
-    if (p.equation != Equation::Wave)
-      for (int f = 0; f < nf; ++f) nxt_.push_back(nf + f);
+    // With a previous level: u(t) and u(t - dt) in grids 0 and 1, swapped every step; without:
+    // group A holds the fields, group B the next step's.
+    for (int f = 0; f < kStateFields; ++f) cur_.push_back(f);
+    if constexpr (!Eq::kPreviousLevel)
+      for (int f = 0; f < kFields; ++f) nxt_.push_back(kFields + f);
     coeffs_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
-    coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + group_ * grid_stride_);
+    coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + kFields * grid_stride_);
     TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_, &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
     max_blocks_ = 4 * std::max(1, sm_count_) * 8;
-    partials_.allocate(sizeof(double) * 4 * std::size_t(max_blocks_), "reduction partials");
+    partials_.allocate(sizeof(double) * cuda::kFieldStatsPartials * std::size_t(max_blocks_), "reduction partials");
     // The first step reads group A: that is the hot set until the first update retargets.
-    target_window(p.equation == Equation::Wave ? cur_[1] : cur_[0]);
+    target_window(Eq::kPreviousLevel ? cur_[1] : cur_[0]);
   }
 
   const StencilProblem& problem() const override { return p_; }
@@ -109,26 +118,33 @@ class StencilCuda final : public StencilEngine {
     return v;
   }
 
+  std::unique_ptr<CopyInFlight> stage(int field, void* dst) override {
+    check_field(field, std::size_t(p_.points()));
+    const std::size_t r = std::size_t(p_.radius);
+    return stager_.stage_box(grid_base(cur_[field]), sizeof(T), std::size_t(spec_.pitch), std::size_t(spec_.plane()),
+                             std::size_t(spec_.xoff), r, r, std::size_t(p_.nx), std::size_t(p_.ny), std::size_t(p_.nz),
+                             dst, "stencil field");
+  }
+
   void step(double dt) override {
-    const int ns = p_.equation == Equation::GrayScott ? 2 : 1;
     // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
     // overwrites, so every grid's halo is filled once (and again after an upload). The window
     // still covers the inputs (last step's outputs): their halos are hot too.
     const bool periodic = p_.boundary == Boundary::Periodic;
     if (periodic || !fixed_halos_ready_) {
-      const int nf = stencil_field_count(p_.equation), grids = periodic ? ns : int(views_.size());
+      const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
-      // Arena grid g holds field g % nf (group A, then group B, each in field order; the wave's
-      // two grids swap roles, but both fields hold the same boundary value).
+      // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
+      // with a previous level the two grids swap roles, but both levels hold the same value).
       for (int i = 0; i < grids; ++i)
-        cuda::launch_halo_fill(views_[periodic ? cur_[i] : i], p_.boundary, T(p_.field_boundary_value(i % nf)), stream_);
+        cuda::launch_halo_fill(views_[periodic ? cur_[i] : i], p_.boundary,
+                               T(p_.field_boundary_value(i % kStateFields)), stream_);
       const double hp = double(grids) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
     }
-    cuda::StencilLaunch<T> l;
-    l.equation = p_.equation;
+    cuda::StencilLaunch<T, Eq> l;
     l.radius = p_.radius;
     l.tiling = s_.tiling;
     l.coeffs = s_.coeffs;
@@ -143,27 +159,24 @@ class StencilCuda final : public StencilEngine {
       std::uint64_t& owner = g_constant_owner[sizeof(T) == 8];
       if (owner != id_) cuda::upload_constant_coeffs(coeffs_, cudaStreamLegacy), owner = id_;
     }
-    if (p_.equation == Equation::Heat) {
-      l.in[0] = views_[cur_[0]], l.out[0] = views_[nxt_[0]];
-      l.p[0] = T(dt * p_.diffusivity);
-    } else if (p_.equation == Equation::Wave) {
+    if constexpr (Eq::kPreviousLevel) {
       l.in[0] = views_[cur_[0]], l.out[0] = views_[cur_[1]], l.prev = views_[cur_[1]].origin;
-      l.p[0] = T(p_.speed * p_.speed * dt * dt);
     } else {
-      l.in[0] = views_[cur_[0]], l.in[1] = views_[cur_[1]], l.out[0] = views_[nxt_[0]], l.out[1] = views_[nxt_[1]];
-      l.p[0] = T(dt), l.p[1] = T(p_.du), l.p[2] = T(p_.dv), l.p[3] = T(p_.feed), l.p[4] = T(p_.kill);
+      for (int f = 0; f < kFields; ++f) l.in[f] = views_[cur_[f]], l.out[f] = views_[nxt_[f]];
     }
+    l.params = Eq::template params<T>(p_.template constants<Eq>(), dt);
     // Hot set of the next step: the grids this update writes.
-    target_window(p_.equation == Equation::Wave ? cur_[1] : nxt_[0]);
+    target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
     timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     KernelRecord& r = timer_.end();
     r.kernel = info.kernel;
     cost(r, stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
          stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
-    if (p_.equation == Equation::Wave) std::swap(cur_[0], cur_[1]);
+    if constexpr (Eq::kPreviousLevel)
+      std::swap(cur_[0], cur_[1]);
     else
-      for (int f = 0; f < ns; ++f) std::swap(cur_[f], nxt_[f]);
+      for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
   }
 
   void add_point_value(int i, int j, int k, double value) override {
@@ -174,28 +187,40 @@ class StencilCuda final : public StencilEngine {
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
   }
 
+  // One reduction over the field on the device; kFieldStatsPartials doubles per block come back.
   FieldStats stats(int field) override {
     check_field(field, std::size_t(p_.points()));
-    const int blocks = cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
-    const std::vector<double> h = fetch_partials(blocks);
+    const int blocks =
+        cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
+    constexpr int np = cuda::kFieldStatsPartials;
+    const std::vector<double> h = fetch_partials(std::size_t(blocks) * np);
     FieldStats st{0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+    double bad = 0, first = std::numeric_limits<double>::infinity();
     for (int b = 0; b < blocks; ++b) {
-      st.sum += h[4 * b], st.sum_sq += h[4 * b + 1];
-      st.min = std::min(st.min, h[4 * b + 2]), st.max = std::max(st.max, h[4 * b + 3]);
+      const double* p = &h[std::size_t(b) * np];
+      st.sum += p[0], st.sum_sq += p[1];
+      st.min = std::min(st.min, p[2]), st.max = std::max(st.max, p[3]);
+      bad += p[4], first = std::min(first, p[5]);
     }
+    st.non_finite = std::int64_t(bad);
+    st.first_non_finite = st.non_finite > 0 ? std::int64_t(first) : -1;
     return st;
   }
 
   double wave_energy(double dt) override {
-    if (p_.equation != Equation::Wave) return 0;
-    cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.boundary_value), stream_);
-    const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_,
-                                                p_.speed * p_.speed, 1 / dt, partials_.template as<double>(),
-                                                max_blocks_, stream_);
-    const std::vector<double> h = fetch_partials(blocks);
-    double e = 0;
-    for (int b = 0; b < blocks; ++b) e += h[4 * b];
-    return e;
+    if constexpr (std::is_same_v<Eq, equations::Wave>) {
+      cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.field_boundary_value(1)), stream_);
+      const double c = p_.template constants<Eq>().speed;
+      const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_, c * c, 1 / dt,
+                                                  partials_.template as<double>(), max_blocks_, stream_);
+      const std::vector<double> h = fetch_partials(std::size_t(blocks));
+      double e = 0;
+      for (int b = 0; b < blocks; ++b) e += h[std::size_t(b)];
+      return e;
+    } else {
+      (void)dt;
+      return 0;
+    }
   }
 
   std::vector<KernelRecord> take_records(bool wait) override { return timer_.take_records(wait); }
@@ -213,33 +238,34 @@ class StencilCuda final : public StencilEngine {
     r.work_unit = "points";
   }
 
-  // Auto: the window fixed on group A for the wave equation (its update rewrites u(t - dt) in
-  // place, so an output window would move onto the buffer being read and rewritten every step),
-  // on the output otherwise (kernels/l2_window.hpp).
-  static StencilL2Target resolve(StencilL2Target t, Equation eq) {
+  // Auto: the window fixed on group A with a previous level (the wave: its update rewrites
+  // u(t - dt) in place, so an output window would move onto the buffer being read and rewritten
+  // every step), on the output otherwise (kernels/l2_window.hpp).
+  static StencilL2Target resolve(StencilL2Target t) {
     if (t != StencilL2Target::Auto) return t;
-    return eq == Equation::Wave ? StencilL2Target::Fixed : StencilL2Target::Output;
+    return Eq::kPreviousLevel ? StencilL2Target::Fixed : StencilL2Target::Output;
   }
-  // Grid g of the arena: group A (g < group_), the coefficient slot, group B.
+  // Grid g of the arena: group A (g < kFields), the coefficient slot, group B.
   void* grid_base(int g) const {
     char* a = static_cast<char*>(arena_.data());
-    return a + std::size_t(g) * grid_stride_ + (g >= group_ ? coeff_slot_ : 0);
+    return a + std::size_t(g) * grid_stride_ + (g >= kFields ? coeff_slot_ : 0);
   }
   // The window for a step that writes grid g (see kernels/l2_window.hpp, StencilL2Target).
   void target_window(int g) {
     if (!l2_.enabled()) return;
-    const std::size_t group_touched = std::size_t(group_) * touched_grid_bytes();
+    const std::size_t group_touched = std::size_t(kFields) * touched_grid_bytes();
     if (policy_ == StencilL2Target::Pair) {  // both groups and the table: set once, then a no-op
       l2_.target(arena_.data(), arena_.bytes(), 2 * group_touched + sizeof(StencilCoeffs<T>));
       return;
     }
-    const std::size_t bytes = std::size_t(group_) * grid_stride_ + coeff_slot_;
+    const std::size_t bytes = std::size_t(kFields) * grid_stride_ + coeff_slot_;
     if (policy_ == StencilL2Target::Fixed) {  // group A and the table, whichever group is written
       l2_.target(grid_base(0), bytes, group_touched + sizeof(StencilCoeffs<T>));
       return;
     }
-    const std::size_t demand = (policy_ == StencilL2Target::OutputHalf ? 2 : 1) * group_touched + sizeof(StencilCoeffs<T>);
-    l2_.target(g < group_ ? grid_base(0) : static_cast<char*>(grid_base(group_)) - coeff_slot_, bytes, demand);
+    const std::size_t demand =
+        (policy_ == StencilL2Target::OutputHalf ? 2 : 1) * group_touched + sizeof(StencilCoeffs<T>);
+    l2_.target(g < kFields ? grid_base(0) : static_cast<char*>(grid_base(kFields)) - coeff_slot_, bytes, demand);
   }
   // Bytes of one grid that kernels touch: interior plus halos, each row from the first to the
   // last 32-byte sector it reaches (the padding to the row pitch is never read).
@@ -248,14 +274,14 @@ class StencilCuda final : public StencilEngine {
     return row * std::size_t(p_.ny + 2 * p_.radius) * std::size_t(p_.nz + 2 * p_.radius);
   }
   // The carve-out the stencil asks for (before the device's maximum): the touched bytes of one
-  // group and the table. (group_ is not set yet when l2_ is built: computed from p_ here.)
+  // group and the table.
   std::size_t hot_bytes_max() const {
-    const std::size_t g = p_.equation == Equation::GrayScott ? 2 : 1;
-    return (policy_ == StencilL2Target::Pair ? 2 : 1) * g * touched_grid_bytes() + sizeof(StencilCoeffs<T>);
+    return (policy_ == StencilL2Target::Pair ? 2 : 1) * std::size_t(kFields) * touched_grid_bytes() +
+           sizeof(StencilCoeffs<T>);
   }
 
-  std::vector<double> fetch_partials(int blocks) {
-    std::vector<double> h(4 * std::size_t(blocks));
+  std::vector<double> fetch_partials(std::size_t count) {
+    std::vector<double> h(count);
     TIERSIM_CUDA_CHECK(cudaMemcpy(h.data(), partials_.data(), h.size() * sizeof(double), cudaMemcpyDeviceToHost),
                        "reduction partials");
     return h;
@@ -273,7 +299,6 @@ class StencilCuda final : public StencilEngine {
   GridSpec<T> spec_;
   std::uint64_t id_;
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
-  int group_ = 1;  // grids written per step: 2 for Gray-Scott (U, V), else 1
   bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
   std::size_t grid_stride_ = 0, coeff_slot_ = 0;
   cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]
@@ -282,25 +307,28 @@ class StencilCuda final : public StencilEngine {
   StencilCoeffs<T> coeffs_;
   StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
   cuda::DeviceBuffer partials_;
-  StencilL2Target policy_ = resolve(s_.tuning.l2_target, p_.equation);
+  StencilL2Target policy_ = resolve(s_.tuning.l2_target);
   std::string strategy_ = strategy_name();
   // The update kernel's NVTX name before launch (the driver adds the tuning suffix to the record).
-  std::string update_name_ = std::string("stencil_") +
-                             (p_.equation == Equation::Heat ? "heat" : p_.equation == Equation::Wave ? "wave" : "gray_scott") +
-                             "_" + name(s_.tiling) + "_r" + std::to_string(p_.radius);
+  std::string update_name_ =
+      std::string("stencil_") + Eq::kKernelTag + "_" + name(s_.tiling) + "_r" + std::to_string(p_.radius);
   // A blocking stream (the engine's launches), then the window and timer that use it; destroyed
   // in reverse order.
   cuda::OwnedStream owned_stream_{cudaStreamDefault};
   cudaStream_t stream_ = owned_stream_.get();
   cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
+  cuda::Stager stager_{stream_};
 };
 
 }  // namespace
 
 std::unique_ptr<StencilEngine> make_stencil_cuda(const Strategy& s, const StencilProblem& p, const StencilTuning& t) {
-  if (s.precision == Precision::Fp64) return std::make_unique<StencilCuda<double>>(s, p, t);
-  return std::make_unique<StencilCuda<float>>(s, p, t);
+  return with_equation(p.equation, [&](auto eq) -> std::unique_ptr<StencilEngine> {
+    using Eq = decltype(eq);
+    if (s.precision == Precision::Fp64) return std::make_unique<StencilCuda<double, Eq>>(s, p, t);
+    return std::make_unique<StencilCuda<float, Eq>>(s, p, t);
+  });
 }
 
 }  // namespace tiersim

@@ -1,7 +1,8 @@
-// Stencil physics, written once: the Laplacian coefficient table, the point updates of the
-// three equations and their explicit stability limits. The CPU reference and every CUDA
-// variant call these functions; the variants differ only in where the neighbour values come
-// from (global memory, shared memory, registers), which they pass in as an accessor.
+// The discrete Laplacian, written once: its coefficient table, its spectral radius (which the
+// equations' stability limits take) and its value at one point. The CPU reference and every CUDA
+// variant call laplacian<R>; the variants differ only in where the neighbour values come from
+// (global memory, shared memory, registers), which they pass in as an accessor. The equations
+// built on it are in kernels/physics/equations/ (the list: kernels/physics/equations.hpp).
 #pragma once
 
 #include <cmath>
@@ -12,17 +13,6 @@
 #include "base/error.hpp"
 
 namespace tiersim {
-
-enum class Equation { Heat, Wave, GrayScott };
-inline const char* name(Equation e) {
-  return e == Equation::Heat ? "heat" : e == Equation::Wave ? "wave" : "gray-scott";
-}
-inline Equation parse_equation(const std::string& s) {
-  if (s == "heat") return Equation::Heat;
-  if (s == "wave") return Equation::Wave;
-  if (s == "gray-scott") return Equation::GrayScott;
-  throw Error("stencil.equation: unknown value '" + s + "' (expected heat|wave|gray-scott)");
-}
 
 // Central-difference weights of d2/dx2 of order 2R on unit spacing: w[0] at the centre, w[k]
 // at offsets +k and -k. Derived, not typed in: they are the solution of the moment conditions
@@ -94,29 +84,6 @@ inline double laplacian_spectral_radius(int R, double hx, double hy, double hz) 
   return std::fabs(s) * (1 / (hx * hx) + 1 / (hy * hy) + 1 / (hz * hz));
 }
 
-// Explicit stability limits. Heat (forward Euler): dt * D * rho <= 2. Wave (leapfrog):
-// c^2 dt^2 rho <= 4.
-inline double heat_dt_limit(double rho, double diffusivity) { return 2.0 / (diffusivity * rho); }
-inline double wave_dt_limit(double rho, double speed) { return 2.0 / (speed * std::sqrt(rho)); }
-
-// Gray-Scott (forward Euler), reaction included. Frozen at a state (u, v), on a Laplacian mode of
-// eigenvalue -lambda (0 <= lambda <= rho), the linearised system is
-//   [[-Du lambda - v^2 - F,  -2 u v              ],
-//    [ v^2,                  -Dv lambda + 2 u v - F - k]].
-// The off-diagonal product -2 u v^3 is <= 0, so the eigenvalues mu are real and lie between the
-// diagonal entries, or complex with the entries' mean as real part (and |Im mu|^2 <= 2 u v^3).
-// Assuming u, v in [0, 1] (where the equations keep them), every Re mu >= -M with
-//   M = max(Du rho + 1 + F, Dv rho + F + k),
-// and dt <= 2 / M keeps |1 + dt Re mu| <= 1 on every decaying mode: the stiff diffusive modes are
-// damped, not flipped and amplified (the imaginary part adds only dt^2 |Im mu|^2 <= 2 dt^2 to
-// |1 + dt mu|^2, second order as with any explicit scheme). The bound is attained at
-// (u, v) = (0, 1), where the matrix is triangular; in spots and stripes v stays below ~0.5 and the
-// sharp limit there is up to ~1.4x higher (0.68 against 0.92-1.0 at the defaults, R = 1, h = 1).
-// Diffusion alone (2 / (max(Du, Dv) rho) = 1.04 there) lets the U checkerboard grow inside spots.
-inline double gray_scott_dt_limit(double rho, double du, double dv, double feed, double kill) {
-  return 2.0 / std::fmax(du * rho + 1 + feed, dv * rho + feed + kill);
-}
-
 // The Laplacian at one point. at(axis, offset) returns the neighbour at that offset along
 // that axis (offset in -R..R, never 0); u0 is the centre value.
 TIERSIM_NO_HD_CHECK
@@ -132,47 +99,7 @@ TIERSIM_HD inline T laplacian(const StencilCoeffs<T>& c, T u0, const At& at) {
   return acc;
 }
 
-// Point updates. Parameters are pre-multiplied by dt where that saves work per point.
-template <class T>
-struct HeatParams {
-  T dt_diffusivity;  // dt * D
-};
-template <class T>
-TIERSIM_HD inline T heat_update(T u, T lap, const HeatParams<T>& p) {
-  return u + p.dt_diffusivity * lap;  // forward Euler
-}
-
-template <class T>
-struct WaveParams {
-  T c2dt2;  // (c dt)^2
-};
-// Leapfrog: u(t+dt) = 2 u(t) - u(t-dt) + (c dt)^2 lap u(t).
-template <class T>
-TIERSIM_HD inline T wave_update(T u, T u_prev, T lap, const WaveParams<T>& p) {
-  return (u + u - u_prev) + p.c2dt2 * lap;
-}
-
-template <class T>
-struct GrayScottParams {
-  T dt, du, dv, feed, kill;
-};
-// du/dt = Du lap u - u v^2 + F (1 - u);  dv/dt = Dv lap v + u v^2 - (F + k) v.
-template <class T>
-TIERSIM_HD inline void gray_scott_update(T u, T v, T lap_u, T lap_v, const GrayScottParams<T>& p, T& u_new,
-                                         T& v_new) {
-  const T uvv = u * v * v;
-  u_new = u + p.dt * (p.du * lap_u - uvv + p.feed * (T(1) - u));
-  v_new = v + p.dt * (p.dv * lap_v + uvv - (p.feed + p.kill) * v);
-}
-
-// Ricker wavelet (Mexican hat) of peak frequency f, centred at t0.
-TIERSIM_HD inline double ricker(double t, double f, double t0) {
-  const double a = 3.14159265358979323846 * f * (t - t0);
-  const double a2 = a * a;
-  return (1 - 2 * a2) * std::exp(-a2);
-}
-
-// Flops per point of the Laplacian (2 per neighbour pair term and centre) and of each update.
+// Flops per point of the Laplacian: 1 for the centre, 3 per axis and offset k (add the pair, multiply-add).
 inline double laplacian_flops(int R) { return 1 + 9.0 * R; }
 
 }  // namespace tiersim

@@ -1,6 +1,7 @@
 // CUDA stencil kernels against the CPU reference (float64): every equation x tiling x
 // coefficient space x radius, on random fields of odd sizes (partial tiles in x, y and z),
-// outputs poisoned with NaN first; multi-step runs against the CPU backend; reductions.
+// outputs poisoned with NaN first; multi-step runs against the CPU backend; reductions, with the
+// non-finite values they count.
 // Skipped, with the reason, where no GPU is usable.
 #include <gtest/gtest.h>
 
@@ -19,10 +20,10 @@ using namespace tiersim;
 
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                          \
-  do {                                                                              \
-    const DeviceInfo d_ = query_device();                                           \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;                \
+#define SKIP_WITHOUT_GPU()                                           \
+  do {                                                               \
+    const DeviceInfo d_ = query_device();                            \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
   } while (0)
 
 // Random values representable in fp32, so both backends start from the same numbers.
@@ -50,17 +51,11 @@ StencilProblem problem(Equation eq, int R, int nx, int ny, int nz) {
   p.nx = nx, p.ny = ny, p.nz = nz;
   p.radius = R;
   p.h[0] = 1.0 / nx, p.h[1] = 1.1 / ny, p.h[2] = 0.9 / nz;  // different spacing per axis
-  if (eq == Equation::GrayScott) p.h[0] = p.h[1] = p.h[2] = 1.0;
+  if (with_equation(eq, [](auto e) { return decltype(e)::kGridUnits; })) p.h[0] = p.h[1] = p.h[2] = 1.0;
   return p;
 }
 
-double stable_dt(const StencilProblem& p, double fraction) {
-  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-  const double lim = p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-                     : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                                    : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
-  return fraction * lim;
-}
+double stable_dt(const StencilProblem& p, double fraction) { return fraction * stencil_dt_limit(p); }
 
 Strategy strategy(Backend b, Precision pr, Tiling t, CoeffSpace c) {
   Strategy s;
@@ -76,8 +71,9 @@ void init_pair(StencilEngine& gpu, StencilEngine& cpu, const StencilProblem& p, 
   for (int f = 0; f < nf; ++f) gpu.upload(f, nan);
   gpu.step(dt);
   for (int f = 0; f < nf; ++f) {
-    const auto v = p.equation == Equation::GrayScott ? random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
-                                                     : random_field(p.points(), seed + f, 0.5, 1.5);
+    const auto v = p.equation == Equation::GrayScott
+                       ? random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
+                       : random_field(p.points(), seed + f, 0.5, 1.5);
     gpu.upload(f, v);
     cpu.upload(f, v);
   }
@@ -117,12 +113,11 @@ TEST_P(StencilGpuVsCpu, OneStepOnOddSizesMatchesTheFloat64Reference) {
 
 std::string param_name(const ::testing::TestParamInfo<Param>& i) {
   const auto [eq, tiling, coeffs, R] = i.param;
-  std::string e = eq == Equation::Heat ? "heat" : eq == Equation::Wave ? "wave" : "grayscott";
-  return e + "_" + name(tiling) + "_" + name(coeffs) + "_r" + std::to_string(R);
+  return std::string(kernel_tag(eq)) + "_" + name(tiling) + "_" + name(coeffs) + "_r" + std::to_string(R);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, StencilGpuVsCpu,
-                         ::testing::Combine(::testing::Values(Equation::Heat, Equation::Wave, Equation::GrayScott),
+                         ::testing::Combine(::testing::ValuesIn(all_equations()),
                                             ::testing::Values(Tiling::None, Tiling::Shared),
                                             ::testing::Values(CoeffSpace::Constant, CoeffSpace::Global),
                                             ::testing::Values(1, 2, 3, 4)),
@@ -153,14 +148,16 @@ TEST(StencilGpu, TilingShapesAllMatch) {
         const StencilProblem p = problem(Equation::Heat, R, 200, 45, 70);
         StencilTuning t;
         t.block_y = by, t.prefetch = pf, t.z_chunk = 16;
-        auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Global), p, t);
+        auto gpu =
+            make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Global), p, t);
         auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, Tiling::Shared, CoeffSpace::Global), p);
         const double dt = stable_dt(p, 0.5);
         init_pair(*gpu, *cpu, p, 3, dt);
         gpu->step(dt);
         cpu->step(dt);
         std::size_t nans = 0;
-        EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5) << "by=" << by << " pf=" << pf << " R=" << R;
+        EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5)
+            << "by=" << by << " pf=" << pf << " R=" << R;
         EXPECT_EQ(nans, 0u);
       }
 }
@@ -199,7 +196,9 @@ TEST_P(StencilGpuWholeTiles, HeatMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Radii, StencilGpuWholeTiles, ::testing::Values(1, 2, 3, 4),
-                         [](const ::testing::TestParamInfo<int>& i) { return std::string("r").append(std::to_string(i.param)); });
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return std::string("r").append(std::to_string(i.param));
+                         });
 
 // Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed (Gray-Scott's
 // fixed U and V halos with different values).
@@ -211,13 +210,13 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
     Boundary bc;
   };
   for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 1, 40, Boundary::Fixed},
-                      Run{Equation::Heat, 2, 60, Boundary::Fixed},
-                      Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
+                      Run{Equation::Heat, 2, 60, Boundary::Fixed}, Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
                       Run{Equation::GrayScott, 2, 100, Boundary::Fixed}}) {
     StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
     p.boundary = r.bc;
     p.boundary_value = 0.7;
-    p.boundary_value_v = 0.2;  // Gray-Scott's V: a halo value of its own (U's would pass unnoticed)
+    // Gray-Scott's U and V: halo values of their own (one value for both would pass unnoticed).
+    p.constants<equations::GrayScott>().boundary_u = 0.7, p.constants<equations::GrayScott>().boundary_v = 0.2;
     for (Tiling t : {Tiling::None, Tiling::Shared}) {
       auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, t, CoeffSpace::Constant), p);
       auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp32, t, CoeffSpace::Constant), p);
@@ -242,6 +241,54 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
       }
     }
   }
+}
+
+// The statistics' non-finite count and first index on the device, in the same pass as the sums
+// (the model's non-finite check reads them instead of downloading the fields): NaN, +inf and -inf
+// at known indices of a random field, every state field of every equation, both precisions, on a
+// small grid (one point per reduction thread) and on one with more points than the reduction has
+// threads (each thread visits several). Checked against the indices placed and the CPU engine.
+TEST(StencilGpu, StatisticsCountNonFiniteValuesAndTheFirstIndex) {
+  SKIP_WITHOUT_GPU();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& dims : {std::vector<int>{37, 50, 29}, std::vector<int>{512, 256, 40}})
+    for (Equation eq : all_equations())
+      for (Precision pr : {Precision::Fp32, Precision::Fp64}) {
+        const StencilProblem p = problem(eq, 1, dims[0], dims[1], dims[2]);
+        auto gpu = make_stencil_cuda(strategy(Backend::Cuda, pr, Tiling::Shared, CoeffSpace::Constant), p);
+        auto cpu = make_stencil_cpu(strategy(Backend::Cpu, pr, Tiling::Shared, CoeffSpace::Constant), p);
+        const std::int64_t n = p.points();
+        for (int f = 0; f < stencil_field_count(eq); ++f) {
+          const std::string what = std::string(name(eq)) + " field " + std::to_string(f) + " " + name(pr) + " " +
+                                   std::to_string(n) + " points";
+          std::vector<double> v = random_field(n, 70 + unsigned(f), -1.0, 1.0);
+          gpu->upload(f, v);
+          const FieldStats clean = gpu->stats(f);
+          EXPECT_EQ(clean.non_finite, 0) << what;
+          EXPECT_EQ(clean.first_non_finite, -1) << what;
+          // The first bad value in the middle of the grid (several blocks from the start), the others after it.
+          const std::int64_t first = n / 2 + 3 + f;
+          v[std::size_t(n - 1)] = nan;
+          v[std::size_t(first + 100000 % (n - first - 1))] = -inf;
+          v[std::size_t(first + 1)] = inf;
+          v[std::size_t(first)] = nan;
+          gpu->upload(f, v);
+          cpu->upload(f, v);
+          const FieldStats g = gpu->stats(f), c = cpu->stats(f);
+          EXPECT_EQ(g.non_finite, 4) << what;
+          EXPECT_EQ(g.first_non_finite, first) << what;
+          EXPECT_EQ(g.non_finite, c.non_finite) << what;
+          EXPECT_EQ(g.first_non_finite, c.first_non_finite) << what;
+          EXPECT_TRUE(std::isnan(g.sum)) << what;
+          EXPECT_EQ(g.min, -inf) << what;
+          EXPECT_EQ(g.max, inf) << what;
+          // Index 0 is found too (no thread or block offset lost).
+          v[0] = inf;
+          gpu->upload(f, v);
+          EXPECT_EQ(gpu->stats(f).first_non_finite, 0) << what;
+          EXPECT_EQ(gpu->stats(f).non_finite, 5) << what;
+        }
+      }
 }
 
 // Fixed boundaries: no kernel writes a halo, so the engine fills every grid's halo once, and again

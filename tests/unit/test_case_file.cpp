@@ -69,31 +69,55 @@ INSTANTIATE_TEST_SUITE_P(
     Table, CaseFileErrors,
     ::testing::Values(
         BadCase{"syntax", "[run]\nmodel = \"nbody\ndt = 0.01\n", {}, "case.toml:2: syntax error"},
-        BadCase{"unknown key", base + "[nbody]\ncuont = 5\n", {}, "case.toml:5: nbody.cuont: unknown key (did you mean 'nbody.count'?)"},
+        BadCase{"unknown key",
+                base + "[nbody]\ncuont = 5\n",
+                {},
+                "case.toml:5: nbody.cuont: unknown key (did you mean 'nbody.count'?)"},
         BadCase{"unknown section", base + "[bogus]\nx = 1\n", {}, "bogus.x: unknown key"},
-        BadCase{"wrong type", base + "[nbody]\ncount = \"many\"\n", {}, "case.toml:5: nbody.count: expected an integer"},
+        BadCase{
+            "wrong type", base + "[nbody]\ncount = \"many\"\n", {}, "case.toml:5: nbody.count: expected an integer"},
         BadCase{"negative count", base + "[nbody]\ncount = -3\n", {}, "nbody.count: -3 is out of range"},
         // Integer bounds print as integers (not 2147483647.0).
-        BadCase{"count too large", base + "[nbody]\ncount = 3000000000\n", {}, "case.toml:5: nbody.count: 3000000000 is out of range (must be >= 1 and <= 2147483647)"},
-        BadCase{"override steps too large", base, {"run.steps=2000000000000"}, "--set run.steps: 2000000000000 is out of range (must be >= 0 and <= 1000000000000)"},
-        BadCase{"dt zero", "[run]\nmodel = \"nbody\"\ndt = 0.0\n", {}, "case.toml:3: run.dt: 0 is out of range (must be > 0"},
+        BadCase{"count too large",
+                base + "[nbody]\ncount = 3000000000\n",
+                {},
+                "case.toml:5: nbody.count: 3000000000 is out of range (must be >= 1 and <= 2147483647)"},
+        BadCase{"override steps too large",
+                base,
+                {"run.steps=2000000000000"},
+                "--set run.steps: 2000000000000 is out of range (must be >= 0 and <= 1000000000000)"},
+        BadCase{"dt zero",
+                "[run]\nmodel = \"nbody\"\ndt = 0.0\n",
+                {},
+                "case.toml:3: run.dt: 0 is out of range (must be > 0"},
         BadCase{"dt negative", "[run]\nmodel = \"nbody\"\ndt = -1\n", {}, "run.dt: -1 is out of range"},
-        BadCase{"softening negative", base + "[nbody]\nsoftening = -0.1\n", {}, "nbody.softening: -0.1 is out of range"},
+        BadCase{
+            "softening negative", base + "[nbody]\nsoftening = -0.1\n", {}, "nbody.softening: -0.1 is out of range"},
         BadCase{"nan", base + "[nbody]\nsoftening = nan\n", {}, "nbody.softening: must be a finite number"},
         BadCase{"inf", "[run]\nmodel = \"nbody\"\ndt = inf\n", {}, "run.dt: must be a finite number"},
         BadCase{"missing model", "[run]\ndt = 0.1\n", {}, "case.toml: run.model: missing required key"},
         BadCase{"missing dt", "[run]\nmodel = \"nbody\"\n", {}, "case.toml: run.dt: missing required key"},
-        BadCase{"bad choice", base + "[strategy]\nlayout = \"zigzag\"\n", {}, "strategy.layout: unknown value 'zigzag' (expected aos|soa|aosoa|float4)"},
+        BadCase{"bad choice",
+                base + "[strategy]\nlayout = \"zigzag\"\n",
+                {},
+                "strategy.layout: unknown value 'zigzag' (expected aos|soa|aosoa|float4)"},
         BadCase{"key outside section", "model = \"nbody\"\n", {}, "model: keys belong in a section"},
-        BadCase{"override unknown", base, {"nbody.cout=5"}, "--set nbody.cout: unknown key (did you mean 'nbody.count'?)"},
+        BadCase{
+            "override unknown", base, {"nbody.cout=5"}, "--set nbody.cout: unknown key (did you mean 'nbody.count'?)"},
         BadCase{"override no equals", base, {"nbody.count"}, "--set nbody.count: expected section.key=value"},
         BadCase{"override wrong type", base, {"nbody.count=lots"}, "--set nbody.count: 'lots' is not an integer"},
         BadCase{"override out of range", base, {"run.steps=-5"}, "--set run.steps: -5 is out of range"},
         // Inputs the fuzzer found that reach undefined behaviour inside toml++ 3.3:
         BadCase{"newline in table header", "[\nx]\n", {}, "case.toml:1: syntax error"},
         BadCase{"invalid utf8", "[run\xb0\x12model = \"", {}, "case.toml:1: syntax error: invalid UTF-8"},
-        BadCase{"non-ascii outside string", base + "steps = 1 \xc3\xa9\n", {}, "case.toml:4: syntax error: non-ASCII character outside a string"},
-        BadCase{"non-ascii escape", base + "title = \"\\\xc3\xa9\"\n", {}, "case.toml:4: syntax error: invalid escape sequence"}),
+        BadCase{"non-ascii outside string",
+                base + "steps = 1 \xc3\xa9\n",
+                {},
+                "case.toml:4: syntax error: non-ASCII character outside a string"},
+        BadCase{"non-ascii escape",
+                base + "title = \"\\\xc3\xa9\"\n",
+                {},
+                "case.toml:4: syntax error: invalid escape sequence"}),
     [](const ::testing::TestParamInfo<BadCase>& i) {
       std::string s = i.param.what;
       for (auto& ch : s)
@@ -102,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(CaseFile, NonAsciiInsideStringsAndCommentsIsFine) {
-  const Case c = Case::parse(base + "title = \"caf\xc3\xa9 # not a comment\"  # commentaire \xc3\xa9t\xc3\xa9\n", "case.toml");
+  const Case c =
+      Case::parse(base + "title = \"caf\xc3\xa9 # not a comment\"  # commentaire \xc3\xa9t\xc3\xa9\n", "case.toml");
   EXPECT_EQ(c.get_string("run.title"), "caf\xc3\xa9 # not a comment");
 }
 
@@ -169,7 +194,9 @@ TEST(CaseFile, ExampleCaseSetsRequiredKeysAndDocumentsEveryKeyAtItsDefault) {
           is_key = true;
           // The comment block above names the type and the default (or says it is required).
           EXPECT_NE(previous_comments.find(s.default_value.empty() ? "; required" : "; default " + s.default_value),
-                    std::string::npos) << s.key << ":\n" << previous_comments;
+                    std::string::npos)
+              << s.key << ":\n"
+              << previous_comments;
           EXPECT_NE(previous_comments.find(s.doc.substr(0, 20)), std::string::npos) << s.key;
         }
     if (is_key) {
@@ -197,14 +224,16 @@ TEST(CaseFile, ExampleCaseSetsRequiredKeysAndDocumentsEveryKeyAtItsDefault) {
 // A case holds its own model's keys only: a key of the other model, in the file or by --set, is
 // refused naming the key, where it was given and both models.
 TEST(CaseFile, KeysOfTheOtherModelAreRefused) {
-  EXPECT_EQ(error_of(std::string(kValid) + "[grid]\nn = 32\n"),
-            "case.toml:7: grid.n: a key of run.model = \"stencil\"; this case is run.model = \"nbody\" (remove the key, or "
-            "change run.model)");
+  EXPECT_EQ(
+      error_of(std::string(kValid) + "[grid]\nn = 32\n"),
+      "case.toml:7: grid.n: a key of run.model = \"stencil\"; this case is run.model = \"nbody\" (remove the key, or "
+      "change run.model)");
   EXPECT_NE(error_of(kValid, {"heat.diffusivity=2"}).find("--set heat.diffusivity: a key of run.model = \"stencil\""),
             std::string::npos);
   const std::string stencil = "[run]\nmodel = \"stencil\"\ndt = 1e-5\n[grid]\nn = 8\n";
-  EXPECT_NE(error_of(stencil + "[kepler]\neccentricity = 0.1\n").find("kepler.eccentricity: a key of run.model = \"nbody\""),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(stencil + "[kepler]\neccentricity = 0.1\n").find("kepler.eccentricity: a key of run.model = \"nbody\""),
+      std::string::npos);
   EXPECT_EQ(error_of(stencil), "(no error)");
   // The stored case holds the sections of its model only, and reads back as the same case.
   const Case c = Case::parse(kValid, "case.toml");

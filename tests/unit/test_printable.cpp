@@ -13,12 +13,15 @@ TEST(Printable, KeepsTextAndValidUtf8) {
 }
 
 TEST(Printable, EscapesControlsDelAndStrayBytes) {
-  EXPECT_EQ(printable(std::string("a\x07" "b\x1b[31m\x7f\n\t") + '\0'), "a\\x07b\\x1B[31m\\x7F\\n\\t\\x00");
+  EXPECT_EQ(printable(std::string("a\x07"
+                                  "b\x1b[31m\x7f\n\t") +
+                      '\0'),
+            "a\\x07b\\x1B[31m\\x7F\\n\\t\\x00");
   EXPECT_EQ(printable("\xff\xfe"), "\\xFF\\xFE");
-  EXPECT_EQ(printable("\xc3"), "\\xC3");                // truncated sequence
-  EXPECT_EQ(printable("\xc0\xaf"), "\\xC0\\xAF");       // overlong '/'
+  EXPECT_EQ(printable("\xc3"), "\\xC3");                    // truncated sequence
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xC0\\xAF");           // overlong '/'
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xED\\xA0\\x80");  // a surrogate
-  EXPECT_EQ(printable("\xc2\x85"), "\\xC2\\x85");       // C1 control (NEL)
+  EXPECT_EQ(printable("\xc2\x85"), "\\xC2\\x85");           // C1 control (NEL)
 }
 
 TEST(Printable, CutsLongText) {

@@ -22,21 +22,30 @@ constexpr double kPi = 3.14159265358979323846;
 
 // Closed form of the central second-derivative weights (Fornberg), to check the derived ones.
 double closed_form_weight(int R, int k) {
-  auto fact = [](int n) { double f = 1; for (int q = 2; q <= n; ++q) f *= q; return f; };
+  auto fact = [](int n) {
+    double f = 1;
+    for (int q = 2; q <= n; ++q) f *= q;
+    return f;
+  };
   return 2.0 * (k % 2 ? 1 : -1) * fact(R) * fact(R) / (double(k) * k * fact(R - k) * fact(R + k));
 }
 
 template <int R>
 double lap_point(const StencilCoeffs<double>& c, const GridView<double>& g, int i, int j, int k) {
-  return laplacian<R>(c, g(i, j, k), [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
+  return laplacian<R>(c, g(i, j, k),
+                      [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
 }
 
 double lap_point(int R, const StencilCoeffs<double>& c, const GridView<double>& g, int i, int j, int k) {
   switch (R) {
-    case 1: return lap_point<1>(c, g, i, j, k);
-    case 2: return lap_point<2>(c, g, i, j, k);
-    case 3: return lap_point<3>(c, g, i, j, k);
-    default: return lap_point<4>(c, g, i, j, k);
+    case 1:
+      return lap_point<1>(c, g, i, j, k);
+    case 2:
+      return lap_point<2>(c, g, i, j, k);
+    case 3:
+      return lap_point<3>(c, g, i, j, k);
+    default:
+      return lap_point<4>(c, g, i, j, k);
   }
 }
 
@@ -111,12 +120,7 @@ double rms_deviation(const std::vector<double>& u) {
   return std::isfinite(s) ? std::sqrt(s / double(u.size())) : std::numeric_limits<double>::infinity();
 }
 
-double dt_limit(const StencilProblem& p) {
-  const double rho = laplacian_spectral_radius(p.radius, p.h[0], p.h[1], p.h[2]);
-  return p.equation == Equation::Heat   ? heat_dt_limit(rho, p.diffusivity)
-         : p.equation == Equation::Wave ? wave_dt_limit(rho, p.speed)
-                                        : gray_scott_dt_limit(rho, p.du, p.dv, p.feed, p.kill);
-}
+double dt_limit(const StencilProblem& p) { return stencil_dt_limit(p); }
 
 }  // namespace
 
@@ -145,8 +149,8 @@ TEST(StencilCoeffs, PolynomialOfDegree2RIsExactAndOfDegree2RPlus2IsNot) {
       };
       auto lap = [d](double x, double y, double z) {
         const double dd = d * (d - 1.0);
-        double v = dd * (std::pow(x, d - 2) + 0.5 * std::pow(y, d - 2) + 0.25 * std::pow(z, d - 2)) +
-                   2 * std::pow(x, d - 2);
+        double v =
+            dd * (std::pow(x, d - 2) + 0.5 * std::pow(y, d - 2) + 0.25 * std::pow(z, d - 2)) + 2 * std::pow(x, d - 2);
         if (d >= 4) v += (d - 2.0) * (d - 3.0) * std::pow(x, d - 4) * y * y;
         return v;
       };
@@ -162,7 +166,9 @@ TEST(StencilCoeffs, PolynomialOfDegree2RIsExactAndOfDegree2RPlus2IsNot) {
 
 TEST(StencilCoeffs, ConvergenceOrderIs2R) {
   // Smooth periodic function on [0,1)^3; errors at h = 1/24 and h = 1/48.
-  auto f = [](double x, double y, double z) { return std::sin(2 * kPi * x) * std::cos(2 * kPi * y + 0.3) * std::sin(2 * kPi * z + 1.1); };
+  auto f = [](double x, double y, double z) {
+    return std::sin(2 * kPi * x) * std::cos(2 * kPi * y + 0.3) * std::sin(2 * kPi * z + 1.1);
+  };
   auto lap = [&](double x, double y, double z) { return -12 * kPi * kPi * f(x, y, z); };
   for (int R = 1; R <= 4; ++R) {
     double err[2];
@@ -199,7 +205,8 @@ TEST(StencilHalo, PeriodicHaloIsThePeriodicImageCornersIncluded) {
   auto wrap = [](int i, int n) { return ((i % n) + n) % n; };
   for (int k = -3; k < 10; ++k)
     for (int j = -3; j < 9; ++j)
-      for (int i = -3; i < 8; ++i) ASSERT_EQ(g(i, j, k), g(wrap(i, 5), wrap(j, 6), wrap(k, 7))) << i << "," << j << "," << k;
+      for (int i = -3; i < 8; ++i)
+        ASSERT_EQ(g(i, j, k), g(wrap(i, 5), wrap(j, 6), wrap(k, 7))) << i << "," << j << "," << k;
 }
 
 TEST(StencilHalo, FixedHaloHoldsTheValueAndLeavesTheInterior) {
@@ -215,6 +222,69 @@ TEST(StencilHalo, FixedHaloHoldsTheValueAndLeavesTheInterior) {
         const bool inside = i >= 0 && i < 5 && j >= 0 && j < 6 && k >= 0 && k < 7;
         ASSERT_EQ(g(i, j, k), inside ? float(i + 10 * j + 100 * k) : 0.25f);
       }
+}
+
+// The statistics also count the non-finite values and find the first one (the smallest linear
+// interior index, x fastest), in the same pass as the sums: what the model's non-finite check reads
+// instead of downloading the fields. NaN, +inf and -inf at known indices of a random field (the
+// first of them at index 0 or inside the grid, the last at its last point), every state field of
+// every equation, both precisions. Sums take the non-finite values (NaN), min and max skip NaN and
+// take the infinities; a clean field reports none.
+TEST(StencilStats, CountNonFiniteValuesAndTheFirstIndex) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (Equation eq : all_equations())
+    for (Precision pr : {Precision::Fp32, Precision::Fp64}) {
+      StencilProblem p;
+      p.equation = eq;
+      p.nx = 13, p.ny = 11, p.nz = 7;
+      p.radius = 2;
+      auto eng = make_stencil_cpu(cpu(pr), p);
+      const std::int64_t n = p.points();
+      for (int f = 0; f < stencil_field_count(eq); ++f) {
+        const std::string what = std::string(name(eq)) + " field " + std::to_string(f) + " " + name(pr);
+        std::vector<double> v = random_field(n, 50 + unsigned(f), -1, 1);
+        eng->upload(f, v);
+        const FieldStats clean = eng->stats(f);
+        EXPECT_EQ(clean.non_finite, 0) << what;
+        EXPECT_EQ(clean.first_non_finite, -1) << what;
+        EXPECT_TRUE(std::isfinite(clean.sum)) << what;
+        const std::int64_t first = f == 0 ? 0 : 2 * 13 * 11 + 5 * 13 + 4;  // (4, 5, 2)
+        v[std::size_t(n - 1)] = nan;
+        v[std::size_t(first + 300)] = -inf;
+        v[std::size_t(first + 17)] = inf;
+        v[std::size_t(first)] = nan;
+        eng->upload(f, v);
+        const FieldStats st = eng->stats(f);
+        EXPECT_EQ(st.non_finite, 4) << what;
+        EXPECT_EQ(st.first_non_finite, first) << what;
+        EXPECT_TRUE(std::isnan(st.sum)) << what;
+        EXPECT_EQ(st.min, -inf) << what;
+        EXPECT_EQ(st.max, inf) << what;
+      }
+    }
+}
+
+// The model's non-finite check reads those statistics: each array of the state with a NaN or an
+// infinity, its snapshot name, the update kernel's telemetry name and the first bad index.
+TEST(StencilModel, NonFiniteCheckNamesEachArrayAndItsFirstBadIndex) {
+  const Case c = Case::parse(
+      "[run]\nmodel = \"stencil\"\ndt = 1e-5\n[strategy]\nbackend = \"cpu\"\n[grid]\nn = 8\n[stencil]\n"
+      "equation = \"wave\"\n[wave]\ninitial = \"pulse\"\n",
+      "wave.toml");
+  auto m = make_stencil_model(c, strategy_from_case(c));
+  EXPECT_TRUE(m->find_non_finite().empty());
+  ModelState st = m->save_state();
+  st.arrays[0].second[100] = std::numeric_limits<double>::infinity();
+  st.arrays[0].second[37] = std::numeric_limits<double>::quiet_NaN();
+  st.arrays[1].second[511] = std::numeric_limits<double>::quiet_NaN();
+  m->load_state(st);
+  const std::vector<NonFinite> bad = m->find_non_finite();
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_EQ(bad[0].array, "u");
+  EXPECT_EQ(bad[0].index, 37);
+  EXPECT_EQ(bad[0].kernel, "stencil_wave_cpu");
+  EXPECT_EQ(bad[1].array, "u_prev");
+  EXPECT_EQ(bad[1].index, 511);
 }
 
 TEST(StencilGrid, RowsStartOn128ByteBoundaries) {
@@ -240,7 +310,7 @@ TEST(StencilHeat, MatchesTheAnalyticGaussian) {
   p.nx = p.ny = p.nz = 64;
   p.radius = 2;
   p.h[0] = p.h[1] = p.h[2] = 1.0 / 64;
-  p.diffusivity = 1.0;
+  p.constants<equations::Heat>().diffusivity = 1.0;
   auto eng = make_stencil_cpu(cpu(), p);
   const double s0 = 0.05, c0 = 0.5;
   auto gauss = [&](double s2, double amp) {
@@ -254,7 +324,7 @@ TEST(StencilHeat, MatchesTheAnalyticGaussian) {
     return v;
   };
   eng->upload(0, gauss(s0 * s0, 1.0));
-  const double limit = heat_dt_limit(laplacian_spectral_radius(2, p.h[0], p.h[1], p.h[2]), 1.0);
+  const double limit = dt_limit(p);
   const double t_end = s0 * s0 / 2;
   const int steps = int(std::ceil(t_end / (0.2 * limit)));
   const double dt = t_end / steps;
@@ -263,7 +333,8 @@ TEST(StencilHeat, MatchesTheAnalyticGaussian) {
   const auto exact = gauss(s2, std::pow(s0 * s0 / s2, 1.5));
   const auto got = eng->download(0);
   double e2 = 0, n2 = 0;
-  for (std::size_t q = 0; q < got.size(); ++q) e2 += (got[q] - exact[q]) * (got[q] - exact[q]), n2 += exact[q] * exact[q];
+  for (std::size_t q = 0; q < got.size(); ++q)
+    e2 += (got[q] - exact[q]) * (got[q] - exact[q]), n2 += exact[q] * exact[q];
   const double rel = std::sqrt(e2 / n2);
   RecordProperty("relative_l2_error", std::to_string(rel));
   EXPECT_LT(rel, 2e-3) << steps << " steps of dt " << dt;
@@ -285,7 +356,7 @@ TEST(StencilWave, StandingWaveKeepsAmplitudeAndPhaseOverOnePeriod) {
   p.nx = p.ny = p.nz = 32;
   p.radius = 4;
   p.h[0] = p.h[1] = p.h[2] = 1.0 / 32;
-  p.speed = 1.0;
+  p.constants<equations::Wave>().speed = 1.0;
   auto eng = make_stencil_cpu(cpu(), p);
   const double k = 2 * kPi, w = std::sqrt(3.0) * k, period = 2 * kPi / w;
   const int steps = 200;
@@ -294,7 +365,8 @@ TEST(StencilWave, StandingWaveKeepsAmplitudeAndPhaseOverOnePeriod) {
   for (int kk = 0; kk < 32; ++kk)
     for (int j = 0; j < 32; ++j)
       for (int i = 0; i < 32; ++i)
-        mode[(std::size_t(kk) * 32 + j) * 32 + i] = std::sin(k * i / 32.0) * std::sin(k * j / 32.0) * std::sin(k * kk / 32.0);
+        mode[(std::size_t(kk) * 32 + j) * 32 + i] =
+            std::sin(k * i / 32.0) * std::sin(k * j / 32.0) * std::sin(k * kk / 32.0);
   std::vector<double> prev(mode);
   for (auto& x : prev) x *= std::cos(w * dt);
   eng->upload(0, mode);
@@ -362,7 +434,7 @@ TEST(StencilHeat, TotalHeatIsConservedWithPeriodicBoundaries) {
     auto eng = make_stencil_cpu(cpu(), p);
     eng->upload(0, random_field(p.points(), 7 + R, 0.5, 1.5));
     const double q0 = eng->stats(0).sum;
-    const double limit = heat_dt_limit(laplacian_spectral_radius(R, p.h[0], p.h[1], p.h[2]), p.diffusivity);
+    const double limit = dt_limit(p);
     for (int s = 0; s < 100; ++s) eng->step(0.9 * limit);
     const FieldStats st = eng->stats(0);
     EXPECT_NEAR(st.sum / q0, 1.0, 1e-13) << "R=" << R;
@@ -379,7 +451,7 @@ TEST(StencilHeat, FixedBoundariesHoldTheirValue) {
   p.boundary_value = 0.3;
   auto eng = make_stencil_cpu(cpu(), p);
   eng->upload(0, std::vector<double>(std::size_t(p.points()), 1.0));
-  const double limit = heat_dt_limit(laplacian_spectral_radius(2, 1, 1, 1), 1.0);
+  const double limit = dt_limit(p);  // D = 1, h = 1
   for (int s = 0; s < 2000; ++s) eng->step(0.9 * limit);
   const FieldStats st = eng->stats(0);
   EXPECT_GE(st.min, 0.3 - 1e-12);  // maximum principle: nothing below the boundary value
@@ -419,7 +491,7 @@ TEST(StencilGrayScott, FixedBoundariesHoldUAndVAtTheirOwnValues) {
   p.equation = Equation::GrayScott;
   p.nx = 10, p.ny = 9, p.nz = 8;
   p.boundary = Boundary::Fixed;
-  p.boundary_value = 0.8, p.boundary_value_v = 0.1;
+  p.constants<equations::GrayScott>().boundary_u = 0.8, p.constants<equations::GrayScott>().boundary_v = 0.1;
   ASSERT_EQ(p.field_boundary_value(0), 0.8);
   ASSERT_EQ(p.field_boundary_value(1), 0.1);
   auto eng = make_stencil_cpu(cpu(), p);
@@ -427,13 +499,18 @@ TEST(StencilGrayScott, FixedBoundariesHoldUAndVAtTheirOwnValues) {
   eng->upload(1, std::vector<double>(std::size_t(p.points()), 0.0));
   const double dt = 0.5;
   eng->step(dt);
-  EXPECT_NEAR(eng->stats(0).min, 1 + dt * p.du * 3 * (0.8 - 1), 1e-15);
+  const equations::GrayScott::Constants& gs = p.constants<equations::GrayScott>();
+  EXPECT_NEAR(eng->stats(0).min, 1 + dt * gs.du * 3 * (0.8 - 1), 1e-15);
   EXPECT_NEAR(eng->stats(0).max, 1.0, 1e-15);  // interior points away from the boundary
-  EXPECT_NEAR(eng->stats(1).max, dt * p.dv * 3 * 0.1, 1e-15);
+  EXPECT_NEAR(eng->stats(1).max, dt * gs.dv * 3 * 0.1, 1e-15);
   EXPECT_NEAR(eng->stats(1).min, 0.0, 1e-15);
-  // The wave equation's two levels are both u: they share field 0's value.
+  // Gray-Scott's fields ignore grid.boundary_value; the wave equation's two levels are both u:
+  // they share its value.
+  p.boundary_value = 0.3;
+  EXPECT_EQ(p.field_boundary_value(0), 0.8);
   p.equation = Equation::Wave;
-  EXPECT_EQ(p.field_boundary_value(1), 0.8);
+  EXPECT_EQ(p.field_boundary_value(0), 0.3);
+  EXPECT_EQ(p.field_boundary_value(1), 0.3);
 }
 
 namespace {
@@ -504,7 +581,7 @@ TEST(StencilStability, HeatAndWaveAreBoundedBelowTheLimitAndGrowAbove) {
         p.nx = 16, p.ny = 12, p.nz = 10;  // even: the checkerboard mode exists on every axis
         p.radius = R;
         p.h[0] = 0.1, p.h[1] = 0.12, p.h[2] = 0.09;
-        p.diffusivity = 0.7, p.speed = 1.3;
+        p.constants<equations::Heat>().diffusivity = 0.7, p.constants<equations::Wave>().speed = 1.3;
         auto eng = make_stencil_cpu(cpu(), p);
         const auto u0 = random_field(p.points(), 11 + unsigned(R));
         eng->upload(0, u0);
@@ -515,7 +592,8 @@ TEST(StencilStability, HeatAndWaveAreBoundedBelowTheLimitAndGrowAbove) {
           eng->step(dt);
           if (s % 10 == 9) worst = std::max(worst, rms_deviation(eng->download(0)) / r0);
         }
-        const std::string what = std::string(name(eq)) + " R=" + std::to_string(R) + " dt=" + std::to_string(frac) + " limit";
+        const std::string what =
+            std::string(name(eq)) + " R=" + std::to_string(R) + " dt=" + std::to_string(frac) + " limit";
         RecordProperty(std::string(name(eq)) + "_R" + std::to_string(R) + (frac < 1 ? "_0.95" : "_1.05"), sci(worst));
         if (frac < 1)
           EXPECT_LE(worst, eq == Equation::Heat ? 1.0 : 5.0) << what;
@@ -554,7 +632,7 @@ TEST(StencilStability, GrayScottBoundIsAttainedAtItsWorstState) {
     StencilProblem p;
     p.equation = Equation::GrayScott;
     p.nx = p.ny = p.nz = 16;
-    p.feed = 0, p.kill = 0;
+    p.constants<equations::GrayScott>().feed = 0, p.constants<equations::GrayScott>().kill = 0;
     auto eng = make_stencil_cpu(cpu(), p);
     eng->upload(0, random_field(p.points(), 31, 0.0, 1e-9));  // small: linear for the whole run
     eng->upload(1, std::vector<double>(std::size_t(p.points()), 1.0));
@@ -577,8 +655,8 @@ TEST(StencilStability, GrayScottBoundIsAttainedAtItsWorstState) {
 // limit) fails both: checkerboard 7.4e-3, mean V 3.2% off.
 TEST(StencilStability, GrayScottCaseDtAgreesWithHalfTheStep) {
   auto run = [](double dt_override, double t_end) {
-    std::vector<std::string> o = {"strategy.backend=cpu", "strategy.precision=fp64", "grid.n=24", "grid.length=24.0",
-                                  "gray_scott.seed_count=2", "stencil.force=true"};
+    std::vector<std::string> o = {"strategy.backend=cpu", "strategy.precision=fp64", "grid.n=24",
+                                  "grid.length=24.0",     "gray_scott.seed_count=2", "stencil.force=true"};
     Case c = Case::load(std::string(TIERSIM_SOURCE_DIR) + "/cases/gray_scott.toml", o);
     if (dt_override > 0) c.set("run.dt", std::to_string(dt_override));
     auto m = make_stencil_model(c, strategy_from_case(c));
@@ -649,7 +727,8 @@ TEST(StencilWave, RickerSourceMatchesTheAnalytic3DSolution) {
   const int off[2][3] = {{12, 0, 0}, {7, 7, 7}};
   std::vector<double> trace[2], exact[2];
   double r[2];
-  for (int q = 0; q < 2; ++q) r[q] = h * std::sqrt(double(off[q][0] * off[q][0] + off[q][1] * off[q][1] + off[q][2] * off[q][2]));
+  for (int q = 0; q < 2; ++q)
+    r[q] = h * std::sqrt(double(off[q][0] * off[q][0] + off[q][1] * off[q][1] + off[q][2] * off[q][2]));
   for (int s = 1; s <= steps; ++s) {
     m->step(dt);
     if (s % every) continue;
@@ -692,7 +771,8 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
   p.equation = Equation::Wave;
   p.nx = 10, p.ny = 9, p.nz = 8;
   p.h[0] = 0.1, p.h[1] = 0.12, p.h[2] = 0.09;
-  p.speed = 1.3;
+  const double c = 1.3;
+  p.constants<equations::Wave>().speed = c;
   p.boundary = Boundary::Fixed;
   p.boundary_value = 0.3;
   auto eng = make_stencil_cpu(cpu(), p);
@@ -704,9 +784,9 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
     for (int j = 0; j < p.ny; ++j)
       for (int i = 0; i < p.nx; ++i)
         mode[(std::size_t(k) * p.ny + j) * p.nx + i] = std::sin(kPi * (i + 1) / (p.nx + 1)) *
-                                                         std::sin(kPi * (j + 1) / (p.ny + 1)) *
-                                                         std::sin(kPi * (k + 1) / (p.nz + 1));
-  const double dt = 0.5 * dt_limit(p), theta = std::acos(1 - p.speed * p.speed * dt * dt * lambda / 2);
+                                                       std::sin(kPi * (j + 1) / (p.ny + 1)) *
+                                                       std::sin(kPi * (k + 1) / (p.nz + 1));
+  const double dt = 0.5 * dt_limit(p), theta = std::acos(1 - c * c * dt * dt * lambda / 2);
   auto level = [&](double phase) {
     std::vector<double> u(mode);
     for (auto& x : u) x = 0.3 + std::cos(phase) * x;
@@ -729,8 +809,8 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
 TEST(StencilWave, ModelFixedBoundariesReflectAndConserveEnergy) {
   const int n = 32;
   const double dt = 4e-3;
-  const Case c = Case::parse(wave_case(n, dt, "initial = \"pulse\"\npulse_width = 0.06\n"), "wave.toml",
-                             {"grid.boundary=fixed"});
+  const Case c =
+      Case::parse(wave_case(n, dt, "initial = \"pulse\"\npulse_width = 0.06\n"), "wave.toml", {"grid.boundary=fixed"});
   auto m = make_stencil_model(c, strategy_from_case(c));
   const double e0 = m->observe()[0].second;
   double worst = 0;
@@ -806,8 +886,8 @@ TEST(StencilWave, ModelGaussianPulseMatchesTheRadialSolution) {
       for (int i = 0; i < n; ++i) {
         const double x = i / double(n) - 0.5, y = j / double(n) - 0.5, z = k / double(n) - 0.5;
         const double r = std::sqrt(x * x + y * y + z * z), ct = t_end;
-        const double ex = r < 1e-12 ? (1 - ct * ct / (s0 * s0)) * g(ct)
-                                    : ((r - ct) * g(r - ct) + (r + ct) * g(r + ct)) / (2 * r);
+        const double ex =
+            r < 1e-12 ? (1 - ct * ct / (s0 * s0)) * g(ct) : ((r - ct) * g(r - ct) + (r + ct) * g(r + ct)) / (2 * r);
         const double d = got[(std::size_t(k) * n + j) * n + i] - ex;
         e2 += d * d, n2 += ex * ex, emax = std::max(emax, std::fabs(d));
       }
@@ -856,9 +936,11 @@ TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
     p.equation = parse_equation(st.equation);
     p.radius = st.R;
     p.h[0] = p.h[2] = st.length / st.n, p.h[1] = 1.2 * st.length / st.n;
-    p.diffusivity = probe.get_float("heat.diffusivity"), p.speed = probe.get_float("wave.speed");
-    p.du = probe.get_float("gray_scott.du"), p.dv = probe.get_float("gray_scott.dv");
-    p.feed = probe.get_float("gray_scott.feed"), p.kill = probe.get_float("gray_scott.kill");
+    p.constants<equations::Heat>().diffusivity = probe.get_float("heat.diffusivity");
+    p.constants<equations::Wave>().speed = probe.get_float("wave.speed");
+    equations::GrayScott::Constants& gs = p.constants<equations::GrayScott>();
+    gs.du = probe.get_float("gray_scott.du"), gs.dv = probe.get_float("gray_scott.dv");
+    gs.feed = probe.get_float("gray_scott.feed"), gs.kill = probe.get_float("gray_scott.kill");
     const double limit = dt_limit(p);
     const std::string what = std::string(st.equation) + " " + st.extra;
     const Case ok = Case::parse(text(0.99 * limit, false), "ok.toml");
@@ -870,7 +952,8 @@ TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
     } catch (const Error& e) {
       char lim[32];
       std::snprintf(lim, sizeof lim, "%.6g", limit);
-      EXPECT_NE(std::string(e.what()).find("stability limit " + std::string(lim) + " ("), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("stability limit " + std::string(lim) + " ("), std::string::npos)
+          << e.what();
       EXPECT_NE(std::string(e.what()).find("stencil.force"), std::string::npos) << e.what();
     }
     const Case forced = Case::parse(text(1.01 * limit, true), "forced.toml");

@@ -1,0 +1,288 @@
+// --tiling shared, ring family (stencil_prefetch.cuh has the tile and queue it shares): every
+// plane of the tile and its halos goes global -> shared ahead of use into a ring of shared
+// buffers, by cp.async or, at R = 4 on Hopper, by the bulk tensor copy (TMA); in clusters of
+// tiles paced plane by plane from R = 2 on Hopper. Default at R = 2..4 for the heat equation's
+// traffic in fp32 (stencil_shapes.cuh). Included by the files that instantiate shapes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/cuda/stencil_coeff_bank.cuh"
+#include "kernels/cuda/stencil_tile.cuh"
+
+namespace tiersim::cuda {
+namespace {
+
+// Ring shape (Tile's, with NB buffers of whole planes instead of the halo ring).
+#pragma nv_diag_suppress 177
+// Ring variant: every plane of the tile with its halos goes global -> shared by cp.async,
+// D = R + P planes ahead, into a ring of D + 1 buffers, so the loads in flight cost shared
+// memory instead of registers (the register-prefetch kernel, stencil_prefetch.cuh, holds PF planes of loads in
+// registers, which at R = 4 caps it at 16 warps and 16 KB in flight per SM). The z queue keeps
+// only planes z-R .. z+R of the thread's own vectors (2R + 1 slots, unrolled by that length),
+// the newest read from the ring.
+//
+// TMA = true: each plane (tile and halo of every field) is one bulk tensor copy issued by one
+// thread and completing on the buffer's mbarrier, instead of 2-6 cp.async per thread with their
+// address arithmetic; the box lands in the same layout.
+template <class T, int R, int NS, int BY, int P, int RY, bool TMA = false>
+struct Ring {
+  using K = Tile<T, R, NS, BY, 1, RY>;
+  static constexpr int D = R + P;                      // planes copied ahead of the current one
+  static constexpr int NB = D + 1;                     // ring buffers
+  static constexpr int Q = 2 * R + 1;                  // register queue
+  static constexpr int NRW = (K::ROWS + BY - 1) / BY;  // rows copied per warp and plane
+  // One field's plane, rounded up to 128 bytes (a bulk tensor copy's destination alignment).
+  static constexpr int FS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
+  static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FS * sizeof(T);
+  static constexpr std::size_t smem_bytes = ring_bytes + (TMA ? NB * sizeof(std::uint64_t) : 0);
+  static constexpr unsigned box_bytes = unsigned(K::ROWS * K::SW * sizeof(T));
+};
+#pragma nv_diag_default 177
+
+template <class T, int R, class Eq, int BY, int P, int RY, bool TMA, class C>
+__device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, const TmaMaps& maps) {
+  using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
+  using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA>;
+  constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
+  constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* const smem = reinterpret_cast<T*>(smem_raw);
+  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
+  constexpr int kBuf = NS * FS;
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
+  const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;
+  const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
+  const long long sy = a.sy, sz = a.sz;
+  const bool xin = x0 < a.xlimit;
+  const long long off = x0 + y0 * sy;
+  const T* in[2] = {a.in0, a.in1};
+  const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
+
+  // Copy roles: warp w copies shared rows w, w + BY, ... (global row by0 - R + row): lane tx the
+  // tile vector at x0, lanes 0..2XH-1 also one x-halo vector each.
+  const int hx_x = tx < XH ? bx0 - (XH - tx) * VW : bx0 + K::TX + (tx - XH) * VW;
+  const int dxh = hx_x - x0;  // x-halo vector relative to the lane's tile vector
+  const bool hx_lane = tx < 2 * XH && hx_x < a.xlimit;
+  long long c_off[G::NRW];
+  int c_s[G::NRW];
+  bool c_ok[G::NRW];
+#pragma unroll
+  for (int i = 0; i < G::NRW; ++i) {
+    const int row = ty + i * BY, gy = by0 - R + row;
+    c_ok[i] = row < ROWS && gy < a.ny + R;
+    c_off[i] = x0 + (long long)gy * sy;
+    c_s[i] = row * SW + XH * VW + tx * VW;
+  }
+  const bool issuer = tx == 0 && ty == 0;
+  auto copy_plane = [&](int z, int b) {
+    if constexpr (TMA) {
+      if (issuer && z < z1 + R) {
+        mbar_expect_tx(bars + b, NS * G::box_bytes);
+#pragma unroll
+        for (int f = 0; f < NS; ++f)
+          tma_load_3d(smem + b * kBuf + f * FS, &maps.m[f], a.gx0 + bx0 - XH * VW, a.gy0 + by0 - R, a.gz0 + z,
+                      bars + b);
+      }
+      return;
+    }
+    if (z < z1 + R) {
+      const long long zo = z * sz;
+      T* const sb = smem + b * kBuf;
+#pragma unroll
+      for (int i = 0; i < G::NRW; ++i)
+        if (ty + i * BY < ROWS) {
+          const bool ok = c_ok[i] && xin, okh = c_ok[i] && hx_lane;
+#pragma unroll
+          for (int f = 0; f < NS; ++f) {
+            cp_async16(sb + f * FS + c_s[i], in[f] + (ok ? c_off[i] + zo : 0), ok);
+            if (tx < 2 * XH) cp_async16(sb + f * FS + c_s[i] + dxh, in[f] + (okh ? c_off[i] + dxh + zo : 0), okh);
+          }
+        }
+    }
+    cp_async_commit();
+  };
+
+  // Queue slots 0 .. 2R-1: planes z0-R .. z0+R-1 (straight from global); slot 2R is filled
+  // from the ring at the first step.
+  V<T> q[NS][RY][Q];
+#pragma unroll
+  for (int i = 0; i < 2 * R; ++i) {
+    const int zz = z0 - R + i;
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
+#pragma unroll
+      for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + off + r * sy + zz * sz) : zero16<T>();
+    }
+  }
+  if constexpr (TMA) {
+    if (issuer) {
+      for (int i = 0; i < NB; ++i) mbar_init(bars + i, 1);
+      mbar_init_fence();
+    }
+    __syncthreads();
+  }
+  unsigned phase = 0;  // TMA: bit i is the parity of buffer i's next completion
+#pragma unroll
+  for (int i = 0; i < D; ++i) copy_plane(z0 + i, i);
+  if constexpr (TMA) {
+    // Planes z0 .. z0+R-1 are read at the first steps without a wait of their own (the loop
+    // waits for plane z + R): wait for them here, so every buffer's phases are waited in order.
+    for (int i = 0; i < R; ++i) {
+      mbar_wait(bars + i, 0);
+      phase ^= 1u << i;
+    }
+  }
+  constexpr int UP = 2;  // the previous level (the wave's u(t-dt)), UP planes ahead in registers
+  V<T> upq[Eq::kPreviousLevel ? UP : 1][RY];
+  if constexpr (Eq::kPreviousLevel) {
+#pragma unroll
+    for (int i = 0; i < UP; ++i)
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+        upq[i][r] =
+            y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz) : zero16<T>();
+  }
+
+  int b = 0;  // buffer of plane z: (z - z0) mod NB
+  for (int zb = z0; zb < z1; zb += Q) {
+#pragma unroll
+    for (int s = 0; s < Q; ++s) {
+      const int z = zb + s;
+      if (z >= z1) break;         // block-uniform
+      const int c = (R + s) % Q;  // slot of plane z
+      V<T> upn[RY];
+      if constexpr (Eq::kPreviousLevel) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          upn[r] =
+              y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? ld16(a.prev + off + r * sy + (z + UP) * sz) : zero16<T>();
+      }
+      const int bn = b + R >= NB ? b + R - NB : b + R;  // buffer of plane z + R
+      if (a.pace && z > z0) cluster_wait();             // every block of the cluster has started plane z - 1
+      if constexpr (TMA) {
+        mbar_wait(bars + bn, (phase >> bn) & 1u);  // plane z + R has landed
+        phase ^= 1u << bn;
+      } else {
+        cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
+      }
+      __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
+      if (a.pace) cluster_arrive();
+      copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
+      T* const sb = smem + b * kBuf;
+      {
+        T* const sn = smem + bn * kBuf;
+#pragma unroll
+        for (int f = 0; f < NS; ++f)
+#pragma unroll
+          for (int r = 0; r < RY; ++r) q[f][r][(2 * R + s) % Q] = ld16(sn + f * FS + s_own + r * SW);
+      }
+
+      T lap[NS][RY][VW];
+      gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap);
+      update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz);
+      if constexpr (Eq::kPreviousLevel) {
+#pragma unroll
+        for (int i = 0; i + 1 < UP; ++i)
+#pragma unroll
+          for (int r = 0; r < RY; ++r) upq[i][r] = upq[i + 1][r];
+#pragma unroll
+        for (int r = 0; r < RY; ++r) upq[UP - 1][r] = upn[r];
+      }
+      if (++b == NB) b = 0;
+    }
+  }
+  if (a.pace) cluster_wait();  // pairs the last arrive
+  if constexpr (!TMA) cp_async_wait_group<0>();
+}
+
+template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
+__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
+    stencil_ring_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco, const __grid_constant__ TmaMaps maps) {
+  if constexpr (CONST)
+    ring_body<T, R, Eq, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
+  else
+    ring_body<T, R, Eq, BY, P, RY, TMA>(a, *gco, maps);
+}
+
+// One update with this shape, in clusters of cx x cy tiles where the device can place them.
+template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB = 0, bool TMA = false>
+StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int cx = 1, int cy = 1) {
+  using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
+  using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA>;
+  Args<T, Eq> a = make_args(l);
+  auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;
+  TmaMaps maps{};
+  if constexpr (TMA) {
+    if (l.cc_major < 9) throw Error("stencil: the bulk tensor copy kernel needs a Hopper GPU (compute capability 9.0)");
+    a.gx0 = int(a.sy) - a.xlimit, a.gy0 = l.in[0].r, a.gz0 = l.in[0].r;
+    for (int f = 0; f < K::NS; ++f)
+      maps.m[f] =
+          encode_grid_map(f ? a.in1 : a.in0, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS);
+  }
+  static bool configured = false;
+  if (!configured) {
+    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::smem_bytes)),
+                       "stencil ring kernel, " + std::to_string(G::smem_bytes) + " B of shared memory");
+    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            int(cudaSharedmemCarveoutMaxShared)));
+    configured = true;
+  }
+  int per_sm = 1;
+  TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
+  const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
+  int slots = std::max(1, per_sm) * l.sm_count;
+  // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo
+  // rows and columns one block reads are still in L2 when its neighbour reads them. Only where
+  // the tiles divide evenly and the device can place such a cluster.
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  if ((cx > 1 || cy > 1) && tx % cx == 0 && ty % cy == 0 && l.cc_major >= 9) {
+    cfg.gridDim = dim3(unsigned(tx), unsigned(ty), 1);
+    cfg.blockDim = dim3(32, BY);
+    cfg.dynamicSmemBytes = G::smem_bytes;
+    cfg.stream = s;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(cx), attr[0].val.clusterDim.y = unsigned(cy), attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr, cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg) == cudaSuccess && clusters > 0) {
+      a.pace = 1;
+      slots = std::min(slots, clusters * cx * cy);
+    }
+    (void)cudaGetLastError();  // an unplaceable cluster is not an error: launch without
+  }
+  a.zchunk = choose_zchunk_balanced(l.tuning.z_chunk, tx * ty, a.nz, slots, 2 * R + G::D);
+  const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
+  if (a.pace) {
+    cfg.gridDim = grid;
+    TIERSIM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kern, a, l.coeffs_global, maps), "stencil ring kernel in clusters");
+  } else {
+    kern<<<grid, dim3(32, BY), G::smem_bytes, s>>>(a, l.coeffs_global, maps);
+  }
+  std::string name = std::string("stencil_") + Eq::kKernelTag + (TMA ? "_tma_r" : "_ring_r") + std::to_string(R) +
+                     "_by" + std::to_string(BY) + "_p" + std::to_string(P);
+  if (RY > 1) name += "_ry" + std::to_string(RY);
+  if (MINB > 0) name += "_mb" + std::to_string(MINB);
+  if (a.pace) name += "_c" + std::to_string(cx) + "x" + std::to_string(cy);
+  TIERSIM_CUDA_CHECK_LAUNCH("stencil_ring_kernel", grid_text(name, a));
+  // Model: per block, every plane of its chunk plus R more (the last R planes feed the queue),
+  // each with the tile, its x halo and y-halo rows; the first 2R planes once more (queue
+  // prologue, whole vectors); writes once; the previous level (the wave's u(t - dt)) once.
+  const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
+  const double blocks_xy = double(grid.x) * grid.y;
+  const double reads =
+      double(K::NS) * blocks_xy * ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
+  const double pts = double(a.nx) * a.ny * a.nz;
+  const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
+  return {name, (reads + writes) * sizeof(T)};
+}
+
+// Shape override for the benchmark's sweeps and the tests (heat fp32, both coefficient spaces):
+
+}  // namespace
+}  // namespace tiersim::cuda

@@ -1,0 +1,197 @@
+// What the stencil kernel families share: the argument block, the shape of a shared-memory tile,
+// the gather of the Laplacians from a tile and a register queue, the point update and its
+// stores (the equation's, through its traits), and the host-side sizing of a launch. Internal to
+// the stencil kernel files (internal linkage: each translation unit compiles its own kernels).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "kernels/cuda/stencil_device.cuh"
+#include "kernels/cuda/stencil_families.cuh"
+
+namespace tiersim::cuda {
+namespace {
+
+// Tensor maps of the ring kernel's TMA variant: one per input field, over the whole allocation
+// (halos and row padding), x fastest; a kernel parameter (__grid_constant__), 64-byte aligned.
+struct TmaMaps {
+  CUtensorMap m[2];
+};
+
+// The kernels' argument block: the grids and the equation's point-update parameters.
+template <class T, class Eq>
+struct Args {
+  const T* in0;
+  const T* in1;
+  const T* prev;
+  T* out0;
+  T* out1;
+  int nx, ny, nz, xlimit, zchunk;
+  int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
+  int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
+  long long sy, sz;
+  typename Eq::template Params<T> prm;
+};
+
+template <class T, class Eq>
+Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
+  Args<T, Eq> a;
+  a.in0 = l.in[0].origin;
+  a.in1 = l.in[Eq::kFields - 1].origin;  // one field: in1 == in0, never read
+  a.prev = l.prev ? l.prev : l.in[0].origin;
+  a.out0 = l.out[0].origin;
+  a.out1 = l.out[Eq::kFields - 1].origin;
+  a.nx = l.in[0].nx, a.ny = l.in[0].ny, a.nz = l.in[0].nz;
+  a.xlimit = l.xlimit;
+  a.sy = l.in[0].sy, a.sz = l.in[0].sz;
+  a.prm = l.params;
+  a.zchunk = 0;
+  a.pace = 0;
+  a.gx0 = a.gy0 = a.gz0 = 0;
+  return a;
+}
+
+// Shape of a shared-memory tile: BY warps along y, each thread RY consecutive rows of VW points
+// (one 16-byte vector per row), so a block owns a 32*VW x BY*RY tile of NS fields; PF planes
+// loaded ahead. (Not every kernel uses every member of Tile and Ring: nvcc's "declared but never
+// referenced" is silenced for these structs, not file-wide.)
+#pragma nv_diag_suppress 177
+template <class T, int R, int NS_, int BY, int PF, int RY>
+struct Tile {
+  static constexpr int VW = V<T>::n;            // points per thread and row (one 16-byte vector)
+  static constexpr int TX = 32 * VW;            // tile width in points
+  static constexpr int TY = BY * RY;            // tile height in rows
+  static constexpr int XH = (R + VW - 1) / VW;  // halo vectors per side in x
+  static constexpr int SW = TX + 2 * XH * VW;   // shared row width in points
+  static constexpr int ROWS = TY + 2 * R;
+  static constexpr int NS = NS_;                     // fields read with halos
+  static constexpr int Q = 2 * R + PF;               // register queue: planes z-R .. z+R+PF-1
+  static constexpr int NB = PF + 1;                  // shared buffers: plane z and PF planes of halo in flight
+  static constexpr int HYI = (2 * R + BY - 1) / BY;  // y-halo rows per warp (2R rows over BY warps)
+  static constexpr std::size_t smem_bytes = std::size_t(NB) * NS * ROWS * SW * sizeof(T);
+};
+#pragma nv_diag_default 177
+
+// The Laplacians of this thread's RY rows of VW points of plane z, every field: x and y neighbours
+// from the plane's tile in shared memory (field f's at tile + f * field_stride, this thread's first
+// vector at offset own_offset in it, rows SW points apart), z neighbours from the register queue
+// q (plane z + d in slot (R + s + d) mod Q; s: the step of the unrolled z loop).
+template <int R, int XH, int SW, class T, int NS, int RY, int Q, class C>
+__device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, int field_stride, int own_offset,
+                                                  const V<T> (&q)[NS][RY][Q], int s, T (&lap)[NS][RY][V<T>::n]) {
+  constexpr int VW = V<T>::n;
+  const int c = (R + s) % Q;  // slot of plane z
+#pragma unroll
+  for (int f = 0; f < NS; ++f) {
+    const T* const own = tile + f * field_stride + own_offset;
+    // y neighbours outside this thread's rows: rows -R..-1 and RY..RY+R-1 (index t + R).
+    V<T> ys[RY + 2 * R];
+#pragma unroll
+    for (int t = -R; t < RY + R; ++t)
+      if (t < 0 || t >= RY) ys[t + R] = ld16(own + t * SW);
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const T* const row = own + r * SW;
+      V<T> xs[2 * XH + 1];
+#pragma unroll
+      for (int h = 0; h < XH; ++h) {
+        xs[h] = ld16(row - (XH - h) * VW);
+        xs[XH + 1 + h] = ld16(row + (1 + h) * VW);
+      }
+      xs[XH] = q[f][r][c];
+#pragma unroll
+      for (int e = 0; e < VW; ++e) {
+        lap[f][r][e] = laplacian<R>(co, q[f][r][c].e[e], [&](int axis, int d) -> T {
+          if (axis == 0) {
+            const int idx = XH * VW + e + d;
+            return xs[idx / VW].e[idx % VW];
+          }
+          if (axis == 1) {
+            const int t = r + d;
+            return t >= 0 && t < RY ? q[f][t][c].e[e] : ys[t + R].e[e];
+          }
+          return q[f][r][(R + s + d + Q) % Q].e[e];
+        });
+      }
+    }
+  }
+}
+
+// The updates and stores of this thread's RY rows of VW points of plane z: the equation's point
+// update from the centre values (queue slot c of q), the Laplacians and, with a previous level,
+// u(t - dt) (up), then one 16-byte store per row and field (element stores at the grid's right
+// edge); off: this thread's first point in its plane, sy and sz: the strides.
+template <class T, class Eq, int RY, int Q>
+__device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
+                                                 const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
+                                                 int y0, long long off, int z, long long sy, long long sz) {
+  constexpr int NS = Eq::kFields, VW = V<T>::n;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    if (y0 + r < a.ny && x0 < a.nx) {
+      V<T> o[NS];
+#pragma unroll
+      for (int e = 0; e < VW; ++e) {
+        T u[NS], l[NS], out[NS];
+#pragma unroll
+        for (int f = 0; f < NS; ++f) u[f] = q[f][r][c].e[e], l[f] = lap[f][r][e];
+        Eq::update(a.prm, u, l, Eq::kPreviousLevel ? up[r].e[e] : T(0), out);
+#pragma unroll
+        for (int f = 0; f < NS; ++f) o[f].e[e] = out[f];
+      }
+      const long long at = off + r * sy + z * sz;
+      T* const p0 = a.out0 + at;
+      T* const p1 = NS == 2 ? a.out1 + at : nullptr;
+      if (x0 + VW <= a.nx) {
+        st16(p0, o[0]);
+        if constexpr (NS == 2) st16(p1, o[NS - 1]);
+      } else {
+        for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
+          p0[e] = o[0].e[e];
+          if constexpr (NS == 2) p1[e] = o[NS - 1].e[e];
+        }
+      }
+    }
+  }
+}
+
+// ---- host side of a launch --------------------------------------------------------------------
+inline int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
+
+// z planes per block: about two waves of blocks over the device when the grid allows, never
+// fewer than 4R planes (each chunk re-reads 2R planes).
+inline int choose_zchunk(int requested, long long tiles_xy, int nz, int slots, int R) {
+  if (requested > 0) return std::min(requested, nz);
+  const long long chunks = std::max<long long>(1, (2LL * slots) / std::max<long long>(1, tiles_xy));
+  int zc = ceil_div(nz, chunks);
+  return std::min(nz, std::max(zc, 4 * R));
+}
+
+// z planes per block for the ring kernel: the chunk count that minimises (waves of blocks) x
+// (planes per block + the planes each block loads before its first output), so that the last
+// wave is not a small fraction of the others (at 512^3 the rule above gave 1.55 waves for some
+// shapes: 7 points of copy bandwidth lost).
+inline int choose_zchunk_balanced(int requested, long long tiles_xy, int nz, int slots, int overhead) {
+  if (requested > 0) return std::min(requested, nz);
+  int best = nz;
+  double best_cost = 1e300;
+  for (int c = 1; c <= nz; ++c) {
+    const int zc = ceil_div(nz, c);
+    if (c > 1 && zc < 16) break;
+    const double waves = double(ceil_div(tiles_xy * ceil_div(nz, zc), std::max(1, slots)));
+    const double cost = waves * (zc + overhead);
+    if (cost < best_cost * 0.999) best_cost = cost, best = zc;
+  }
+  return best;
+}
+
+// "..., grid NXxNYxNZ": what a failed launch names.
+template <class A>
+std::string grid_text(const std::string& kernel, const A& a) {
+  return kernel + ", grid " + std::to_string(a.nx) + "x" + std::to_string(a.ny) + "x" + std::to_string(a.nz);
+}
+
+}  // namespace
+}  // namespace tiersim::cuda

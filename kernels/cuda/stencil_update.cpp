@@ -1,0 +1,77 @@
+// The stencil update's dispatch: launch_stencil_update turns the radius and the coefficient space
+// into template arguments and hands the launch to its tiling's family (stencil_families.cuh); the
+// __constant__ coefficient table goes into every family's bank.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <tuple>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/stencil_families.cuh"
+
+namespace tiersim::cuda {
+namespace {
+
+template <class T, class Eq, int R>
+StencilLaunchInfo launch_r(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
+  const bool c = l.coeffs == CoeffSpace::Constant;
+  if (l.tiling == Tiling::None) return c ? launch_untiled<T, Eq, R, true>(l, s) : launch_untiled<T, Eq, R, false>(l, s);
+  return c ? launch_tiled<T, Eq, R, true>(l, s) : launch_tiled<T, Eq, R, false>(l, s);
+}
+
+}  // namespace
+
+template <class T, class Eq>
+StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
+  switch (l.radius) {
+    case 1:
+      return launch_r<T, Eq, 1>(l, s);
+    case 2:
+      return launch_r<T, Eq, 2>(l, s);
+    case 3:
+      return launch_r<T, Eq, 3>(l, s);
+    case 4:
+      return launch_r<T, Eq, 4>(l, s);
+    default:
+      throw Error("stencil radius must be 1..4, not " + std::to_string(l.radius));
+  }
+}
+
+namespace {
+template <class... Eqs>
+auto update_variants(EquationList<Eqs...>) {
+  return std::make_tuple(&launch_stencil_update<float, Eqs>..., &launch_stencil_update<double, Eqs>...);
+}
+}  // namespace
+
+// The update of every listed equation in both precisions, for stencil_cuda.cu (see
+// stencil_families.cuh).
+auto stencil_update_variants() { return update_variants(StencilEquations{}); }
+
+template <class T>
+void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s) {
+  upload_untiled_bank(c, s);
+  upload_tiled_bank(c, s);
+  if constexpr (std::is_same_v<T, float>) {
+    upload_tuned_bank(c, s);
+#if TIERSIM_STENCIL_SWEEP_SHAPES
+    upload_sweep_shapes_bank(c, s);
+#endif
+  }
+}
+template void upload_constant_coeffs<float>(const StencilCoeffs<float>&, cudaStream_t);
+template void upload_constant_coeffs<double>(const StencilCoeffs<double>&, cudaStream_t);
+
+SweepShape sweep_shape_from_env() {
+  static const SweepShape sh = [] {
+    SweepShape r;
+    if (const char* e = std::getenv("TIERSIM_STENCIL_SHAPE"))
+      if (const int n = std::sscanf(e, "%d,%d,%d,%d,%d,%d,%d", &r.kernel, &r.by, &r.pf, &r.ry, &r.minb, &r.cx, &r.cy);
+          n != 5 && n != 7)
+        throw Error(std::string("TIERSIM_STENCIL_SHAPE must be K,BY,PF,RY,MINB[,CX,CY], not '") + e + "'");
+    return r;
+  }();
+  return sh;
+}
+
+}  // namespace tiersim::cuda

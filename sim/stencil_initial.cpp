@@ -1,0 +1,159 @@
+// Initial conditions of the stencil model, one overload of initial() per listed equation: an
+// equation without one does not compile (initial_state dispatches to all of them).
+#include "sim/stencil_initial.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <type_traits>
+
+namespace tiersim {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// The grid the fields are sampled on: point i of axis a sits at i * h[a].
+struct Grid {
+  const StencilProblem& p;
+  double coord(int a, int i) const { return i * p.h[a]; }
+  int n(int a) const { return a == 0 ? p.nx : a == 1 ? p.ny : p.nz; }
+  double extent(int a) const { return n(a) * p.h[a]; }
+  std::size_t at(int i, int j, int k) const { return (std::size_t(k) * p.ny + j) * p.nx + i; }
+
+  template <class F>
+  std::vector<double> sample(F&& f) const {
+    std::vector<double> v(std::size_t(p.points()));
+    for (int k = 0; k < p.nz; ++k)
+      for (int j = 0; j < p.ny; ++j)
+        for (int i = 0; i < p.nx; ++i) v[at(i, j, k)] = f(coord(0, i), coord(1, j), coord(2, k));
+    return v;
+  }
+
+  // A Gaussian of standard deviation `width` centred in the domain, on a background.
+  std::vector<double> gaussian(double width, double amplitude, double background) const {
+    const double cx = extent(0) / 2, cy = extent(1) / 2, cz = extent(2) / 2, s2 = 2 * width * width;
+    return sample([&](double x, double y, double z) {
+      const double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz);
+      return background + amplitude * std::exp(-r2 / s2);
+    });
+  }
+
+  // The engines' discrete Laplacian of an interior field (halo from the boundary condition).
+  std::vector<double> laplacian_of(const std::vector<double>& u) const {
+    HostGrid<double> grid(p.nx, p.ny, p.nz, p.radius);
+    grid.set_interior(u.data());
+    const GridView<double> g = grid.view();
+    fill_halo_host(g, p.boundary, p.field_boundary_value(0));
+    const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(p.radius, p.h[0], p.h[1], p.h[2]);
+    std::vector<double> out(u.size());
+    auto sweep = [&](auto radius) {
+      constexpr int R = decltype(radius)::value;
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < p.nz; ++k)
+        for (int j = 0; j < p.ny; ++j)
+          for (int i = 0; i < p.nx; ++i)
+            out[at(i, j, k)] = laplacian<R>(
+                cf, g(i, j, k), [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
+    };
+    switch (p.radius) {
+      case 1:
+        sweep(std::integral_constant<int, 1>{});
+        break;
+      case 2:
+        sweep(std::integral_constant<int, 2>{});
+        break;
+      case 3:
+        sweep(std::integral_constant<int, 3>{});
+        break;
+      case 4:
+        sweep(std::integral_constant<int, 4>{});
+        break;
+      default:
+        throw Error("stencil radius must be 1..4, not " + std::to_string(p.radius));
+    }
+    return out;
+  }
+};
+
+// Heat: a Gaussian pulse on a background.
+InitialState initial(equations::Heat, const Case& c, const Grid& g, double) {
+  return {{g.gaussian(c.get_float("heat.pulse_width"), c.get_float("heat.amplitude"), c.get_float("heat.background"))},
+          {}};
+}
+
+// Wave: u(0) and u(-dt).
+InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
+  const StencilProblem& p = g.p;
+  const double speed = p.constants<equations::Wave>().speed;
+  const std::string init = c.get_string("wave.initial");
+  if (init == "source") {  // at rest, zero, driven by a Ricker point source
+    const std::vector<double> zero(std::size_t(p.points()), 0.0);
+    PointSource s;
+    const double fr[3] = {c.get_float("wave.source_x"), c.get_float("wave.source_y"), c.get_float("wave.source_z")};
+    for (int a = 0; a < 3; ++a) s.at[a] = std::min(g.n(a) - 1, int(fr[a] * g.n(a)));
+    s.frequency = c.get_float("wave.source_frequency");
+    s.delay = c.get_float("wave.source_delay") > 0 ? c.get_float("wave.source_delay") : 1.2 / s.frequency;
+    s.amplitude = c.get_float("wave.source_amplitude");
+    return {{zero, zero}, s};
+  }
+  if (init == "pulse") {
+    // At rest at t = 0: u(-dt) = u + (c dt)^2 / 2 lap u (Taylor, u_t = 0, u_tt = c^2 lap u). Leaving
+    // u(-dt) = u would put the rest at t = -dt/2: an error of first order in dt.
+    std::vector<double> u = g.gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
+    const std::vector<double> lap = g.laplacian_of(u);
+    std::vector<double> prev(u.size());
+    const double half_c2dt2 = 0.5 * speed * speed * dt * dt;
+    for (std::size_t q = 0; q < u.size(); ++q) prev[q] = u[q] + half_c2dt2 * lap[q];
+    return {{std::move(u), std::move(prev)}, {}};
+  }
+  // Standing: sin(kx x) sin(ky y) sin(kz z) cos(w t): u(0) and u(-dt) exactly.
+  const double m = double(c.get_int("wave.mode"));
+  const double kx = 2 * kPi * m / g.extent(0), ky = 2 * kPi * m / g.extent(1), kz = 2 * kPi * m / g.extent(2);
+  const double w = speed * std::sqrt(kx * kx + ky * ky + kz * kz);
+  std::vector<double> u =
+      g.sample([&](double x, double y, double z) { return std::sin(kx * x) * std::sin(ky * y) * std::sin(kz * z); });
+  std::vector<double> prev = u;
+  for (auto& x : prev) x *= std::cos(w * dt);
+  return {{std::move(u), std::move(prev)}, {}};
+}
+
+// Gray-Scott: the unreacted (U, V) = (1, 0) with seed cubes of (0.5, 0.25), or noise everywhere;
+// uniform noise on both, clamped to [0, 1].
+InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double) {
+  const StencilProblem& p = g.p;
+  std::vector<double> u(std::size_t(p.points()), 1.0), v(std::size_t(p.points()), 0.0);
+  std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  const double noise = c.get_float("gray_scott.noise");
+  if (c.get_string("gray_scott.seed") == "cubes") {
+    const int e = int(c.get_int("gray_scott.seed_size"));
+    for (std::int64_t s = 0; s < c.get_int("gray_scott.seed_count"); ++s) {
+      const int x0 = int(uni(rng) * p.nx), y0 = int(uni(rng) * p.ny), z0 = int(uni(rng) * p.nz);
+      for (int k = z0; k < std::min(p.nz, z0 + e); ++k)
+        for (int j = y0; j < std::min(p.ny, y0 + e); ++j)
+          for (int i = x0; i < std::min(p.nx, x0 + e); ++i) u[g.at(i, j, k)] = 0.5, v[g.at(i, j, k)] = 0.25;
+    }
+  } else {
+    for (std::size_t q = 0; q < v.size(); ++q) v[q] = 0.25 * uni(rng), u[q] = 1 - 2 * v[q];
+  }
+  for (std::size_t q = 0; q < u.size(); ++q) {
+    u[q] = std::clamp(u[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
+    v[q] = std::clamp(v[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
+  }
+  return {{std::move(u), std::move(v)}, {}};
+}
+
+}  // namespace
+
+InitialState initial_state(const Case& c, const StencilProblem& p, double dt) {
+  const Grid g{p};
+  InitialState s = with_equation(p.equation, [&](auto eq) { return initial(eq, c, g, dt); });
+  if (int(s.fields.size()) != stencil_field_count(p.equation))
+    throw Error(std::string("initial conditions of ") + name(p.equation) + ": " + std::to_string(s.fields.size()) +
+                " arrays for a state of " + std::to_string(stencil_field_count(p.equation)));
+  return s;
+}
+
+}  // namespace tiersim
