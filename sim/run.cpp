@@ -354,6 +354,7 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::int64_t first_step = step;
+  double drained_at_last_step = 0;
   bool interrupted = false;  // stopped by a signal before run.steps
   wall.startup = seconds(t_start);
   in_steady_state = true;
@@ -398,6 +399,14 @@ RunResult run_case(const RunOptions& o) {
       // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
       timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
     }
+    if (ckpt && last && o.state_output) {
+      // The last checkpoint records telemetry.csv with every row of the run but its own output's:
+      // a restart extending a finished or stopped run keeps them (it drops what was appended after
+      // its checkpoint). This wait is the final flush's, not the steps'.
+      timed(drained_at_last_step, [&] { queue.drain(); });
+      take_done();
+      collect(true);
+    }
     if (snap) {
       emit(true, ckpt);
       take_done();
@@ -415,7 +424,7 @@ RunResult run_case(const RunOptions& o) {
   progress.finish();
   collect(true);
   in_steady_state = false;
-  wall.steady = seconds(loop0);
+  wall.steady = seconds(loop0) - drained_at_last_step;
   wall.steps = step - first_step;
 
   const auto flush0 = std::chrono::steady_clock::now();
@@ -425,7 +434,7 @@ RunResult run_case(const RunOptions& o) {
   telemetry.append_csv(telemetry_csv);
   index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
   index.commit();
-  wall.final_flush = seconds(flush0);
+  wall.final_flush = seconds(flush0) + drained_at_last_step;
   // summary.json: what the run was and where its time went, then the telemetry's summary.
   nlohmann::ordered_json summary;
   summary["model"] = model->name();

@@ -3,9 +3,9 @@
 # checkpoint, never read), so damage there (four bytes of its global heap, which made HDF5 crash;
 # an observable's step array overwritten, which went on silently) ends in the same files as a run
 # never interrupted. Damage to what the restart does read (a step file up to the checkpoint cut
-# short, missing, of another run or with a flipped byte; telemetry.csv cut short, with a garbled
-# row or a changed digit, or random bytes) is refused in one printable line naming the file,
-# before anything in the directory changes.
+# short, missing, of another run or with a flipped byte; telemetry.csv cut short within what the
+# checkpoint recorded, with a garbled row or a changed digit, or random bytes) is refused in one
+# printable line naming the file, before anything in the directory changes.
 set -u
 source "$(dirname "$0")/prologue.sh"
 require_h5py
@@ -89,6 +89,9 @@ with h5py.File(\"snapshots.h5\", \"r+\") as f:
     g = f[\"/observables\"][sorted(f[\"/observables\"])[0]]; g[\"step\"][...] = 7"'
 continues "snapshots.h5 and snapshots.xmf deleted" 'rm snapshots.h5 snapshots.xmf'
 continues "snapshots.h5 random bytes" 'head -c 60000 /dev/urandom > snapshots.h5'
+# The rows appended after the last checkpoint (its own output's) are not what it recorded: a row
+# torn there, as by a kill, is dropped.
+continues "telemetry.csv's last row torn after the checkpoint" 'truncate -s -20 telemetry.csv'
 
 # ---- What the restart reads: damage is refused, nothing changes -------------------------------
 refused "a step file before the checkpoint cut short" "snapshots.d/step_000000000010.h5: cannot open as HDF5" \
@@ -105,7 +108,7 @@ b = bytearray(open(\"snapshots.d/step_000000000010.h5\", \"rb\").read()); b[at +
 open(\"snapshots.d/step_000000000010.h5\", \"wb\").write(b)"'
 refused "a stray step file before the checkpoint" "snapshots.d/step_000000000012.h5: a step file up to the checkpoint" \
   'cp snapshots.d/step_000000000010.h5 snapshots.d/step_000000000012.h5'
-refused "telemetry.csv cut short" "telemetry.csv: " 'truncate -s -300 telemetry.csv'
+refused "telemetry.csv cut short" "telemetry.csv: " 'truncate -s $(($(stat -c %s telemetry.csv) / 2)) telemetry.csv'
 refused "telemetry.csv with a garbled row" "telemetry.csv:5: not a telemetry row" 'sed -i "5s/,/;/g" telemetry.csv'
 refused "telemetry.csv with a changed digit" "telemetry.csv: its first" '$PY -c "
 lines = open(\"telemetry.csv\").read().split(\"\n\"); f = lines[4].split(\",\")
