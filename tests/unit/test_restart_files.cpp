@@ -275,6 +275,32 @@ TEST(TelemetryCsv, TheRecordedPartComesBackAndTheRestGoes) {
   EXPECT_NO_THROW(Telemetry::read_csv_part(csv.string(), again.csv_bytes(), again.csv_fnv1a(), 11));
 }
 
+// The output thread's rows (copies, file writes) come back after the kernels of later steps, so the
+// recorded rows are not in step order; none may be of a step after the checkpoint's.
+TEST(TelemetryCsv, RowsOutOfStepOrderComeBackButNotAfterTheCheckpoint) {
+  const fs::path dir = fresh_dir("csv_order");
+  const fs::path csv = dir / "telemetry.csv";
+  Telemetry t("host", 10.0);
+  for (const std::int64_t step : {0, 1, 2, 3, 1, 4, 2}) {
+    KernelRecord r;
+    r.kernel = "k";
+    r.ms = double(step);
+    t.add(step, r);
+  }
+  t.append_csv(csv.string());
+  const Telemetry::CsvPart part = Telemetry::read_csv_part(csv.string(), t.csv_bytes(), t.csv_fnv1a(), 4);
+  ASSERT_EQ(part.rows.size(), 7u);
+  EXPECT_EQ(part.rows[4].step, 1);
+  EXPECT_EQ(part.rows[6].step, 2);
+  try {
+    Telemetry::read_csv_part(csv.string(), t.csv_bytes(), t.csv_fnv1a(), 3);
+    ADD_FAILURE() << "a row of step 4 before a checkpoint of step 3: no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(csv.string() + ":7: step 4, after the checkpoint's step 3", 0), 0u)
+        << e.what();
+  }
+}
+
 // A damaged telemetry.csv is refused in one printable line naming the file (and the line, where
 // one is at fault), and left as it was: cut short, a changed digit, a garbled row, random bytes.
 TEST(TelemetryCsv, DamageIsOneLineNamingFileAndLine) {
