@@ -51,4 +51,10 @@ std::string printable(const std::string& text, std::size_t max_chars) {
   return out;
 }
 
+std::string quoted_excerpt(const std::string& line, std::size_t max_chars) {
+  const std::string shown = printable(line, std::string::npos);
+  if (shown != line) return "(binary data)";
+  return "'" + printable(line, max_chars) + "'";
+}
+
 }  // namespace tiersim

@@ -10,4 +10,8 @@ namespace tiersim {
 
 std::string printable(const std::string& text, std::size_t max_chars = 120);
 
+// A line of a file quoted in a message: 'its first characters' when it is text, or "(binary
+// data)" when it holds a control character or bytes that are not UTF-8 (garbage is not echoed).
+std::string quoted_excerpt(const std::string& line, std::size_t max_chars = 60);
+
 }  // namespace tiersim

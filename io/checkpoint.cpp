@@ -28,28 +28,6 @@ double ModelState::scalar(const std::string& name) const {
 
 namespace {
 
-// Elements per chunk of a state array: each chunk carries its own Fletcher32 checksum.
-constexpr hsize_t kChunkElements = hsize_t(1) << 20;  // 8 MiB of doubles
-
-// A state array: chunked, each chunk with a Fletcher32 checksum, so a flipped byte fails the
-// read instead of restarting from wrong data. (An empty array cannot be chunked; it has no data.)
-void write_array(const Hdf5Calls& h5, hid_t group, const std::string& name, const std::vector<double>& v) {
-  const std::string what = "cannot write array /state/" + name;
-  const hsize_t n = v.size();
-  Hdf5Handle space(hdf5_check(H5Screate_simple(1, &n, nullptr), h5.file, what), H5Sclose);
-  Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), h5.file, what), H5Pclose);
-  if (n > 0) {
-    const hsize_t chunk = std::min(n, kChunkElements);
-    hdf5_check_status(H5Pset_chunk(dcpl, 1, &chunk), h5.file, what);
-    hdf5_check_status(H5Pset_fletcher32(dcpl), h5.file, what);
-  }
-  Hdf5Handle d(
-      hdf5_check(H5Dcreate2(group, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), h5.file, what),
-      H5Dclose);
-  hdf5_check_status(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), h5.file, what);
-  hdf5_check_status(d.close(), h5.file, what);  // writes the chunks still cached
-}
-
 void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
   const Hdf5Calls h5{path};
   Hdf5Handle root = h5.group(file, "/");
@@ -60,7 +38,20 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
   Hdf5Handle state = h5.make_group(file, "state");
   for (const auto& [name, v] : c.state.scalars)
     h5.numeric_attr<double>(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {v});
-  for (const auto& [name, v] : c.state.arrays) write_array(h5, state, name, v);
+  // State arrays: each chunk with a Fletcher32 checksum, so a flipped byte fails the read.
+  for (const auto& [name, v] : c.state.arrays) h5.write_checked(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
+  // The restart record.
+  const RestartRecord& r = c.record;
+  h5.numeric_attr<std::int64_t>(root, "last_snapshot_step", H5T_STD_I64LE, H5T_NATIVE_INT64, {r.last_snapshot_step});
+  h5.numeric_attr<std::uint64_t>(root, "telemetry_bytes", H5T_STD_U64LE, H5T_NATIVE_UINT64, {r.telemetry_bytes});
+  h5.numeric_attr<std::uint64_t>(root, "telemetry_fnv1a", H5T_STD_U64LE, H5T_NATIVE_UINT64, {r.telemetry_fnv1a});
+  Hdf5Handle obs = h5.make_group(file, "observables");
+  for (const auto& [name, series] : r.observables_since_snapshot) {
+    Hdf5Handle g = h5.make_group(obs, name);
+    h5.write_checked(g, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, series.step);
+    h5.write_checked(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, series.time);
+    h5.write_checked(g, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, series.value);
+  }
 }
 
 }  // namespace
@@ -124,18 +115,29 @@ Checkpoint read_checkpoint(const std::string& dir) {
   for (const std::string& name : h5.attribute_names(state))
     c.state.scalars.emplace_back(name, h5.read_scalar_attr<double>(state, name, H5T_NATIVE_DOUBLE));
   for (const std::string& name : link_names(state)) {
-    const std::string what = "cannot read array /state/" + name;
-    Hdf5Handle d(hdf5_check(H5Dopen2(state, name.c_str(), H5P_DEFAULT), path, what), H5Dclose);
-    Hdf5Handle space(hdf5_check(H5Dget_space(d), path, what), H5Sclose);
-    const hssize_t n = H5Sget_simple_extent_npoints(space);
-    if (n < 0) hdf5_fail(path, what);
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
-    if (std::uintmax_t(n) > file_bytes / sizeof(double))
-      throw Error(path + ": array /state/" + name + " claims " + std::to_string(n) +
-                  " values, more than the file holds");
-    std::vector<double> v(static_cast<std::size_t>(n));
-    if (n > 0) hdf5_check_status(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), path, what);
-    c.state.arrays.emplace_back(name, std::move(v));
+    c.state.arrays.emplace_back(
+        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, file_bytes / sizeof(double)));
+  }
+  // The restart record (none in a checkpoint of an older tiersim).
+  RestartRecord& r = c.record;
+  if (H5Aexists(root, "last_snapshot_step") > 0) {
+    r.present = true;
+    r.last_snapshot_step = h5.read_scalar_attr<std::int64_t>(root, "last_snapshot_step", H5T_NATIVE_INT64);
+    r.telemetry_bytes = h5.read_scalar_attr<std::uint64_t>(root, "telemetry_bytes", H5T_NATIVE_UINT64);
+    r.telemetry_fnv1a = h5.read_scalar_attr<std::uint64_t>(root, "telemetry_fnv1a", H5T_NATIVE_UINT64);
+    Hdf5Handle obs = h5.group(file, "observables");
+    for (const std::string& name : link_names(obs)) {
+      Hdf5Handle g = h5.group(obs, name);
+      const std::uint64_t max = file_bytes / sizeof(double);
+      ObservableSeries s;
+      s.step = h5.read_array<std::int64_t>(g, "/observables/" + name + "/step", H5T_NATIVE_INT64, max);
+      s.time = h5.read_array<double>(g, "/observables/" + name + "/time", H5T_NATIVE_DOUBLE, max);
+      s.value = h5.read_array<double>(g, "/observables/" + name + "/value", H5T_NATIVE_DOUBLE, max);
+      if (s.time.size() != s.step.size() || s.value.size() != s.step.size())
+        throw Error(path + ": /observables/" + name + ": step, time and value disagree");
+      r.observables_since_snapshot[name] = std::move(s);
+    }
   }
   return c;
 }

@@ -3,12 +3,19 @@
 // renamed over the old one, so a run killed at any moment leaves the previous checkpoint whole.
 // The arrays carry Fletcher32 checksums and the file's metadata its own (HDF5 1.10 format), so a
 // damaged checkpoint is an error on reading, never a restart from wrong values.
+//
+// Besides the state, a checkpoint records what a restart checks the rest of the run against:
+// the last snapshot at or before its step (the newest step file the restart keeps; each step file
+// names the one before it), the observables computed since that snapshot (not yet in a step file),
+// and how many bytes of telemetry.csv the run had written, with their fingerprint.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "io/output_format.hpp"
 
 namespace tiersim {
 
@@ -21,12 +28,21 @@ struct ModelState {
   double scalar(const std::string& name) const;
 };
 
+// What a restart checks the run's other files against (see above).
+struct RestartRecord {
+  bool present = false;                  // false: a checkpoint of an older tiersim (not continued)
+  std::int64_t last_snapshot_step = -1;  // -1: none
+  ObservableRows observables_since_snapshot;
+  std::uint64_t telemetry_bytes = 0, telemetry_fnv1a = 0;
+};
+
 struct Checkpoint {
   std::int64_t step = 0;
   double time = 0;
   std::string model;      // "nbody", "stencil/heat", ...
   std::string case_toml;  // the effective case of the run
   ModelState state;
+  RestartRecord record;
 };
 
 void write_checkpoint(const std::string& dir, const Checkpoint& c);

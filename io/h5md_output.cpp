@@ -57,12 +57,14 @@ void H5mdOutput::write_particles(std::int64_t step, double time, const Bodies& b
   if (!first && step <= index_.particle_rows.back().step)
     throw Error(h5_path_ + ": particles: step " + std::to_string(step) + " written after step " +
                 std::to_string(index_.particle_rows.back().step));
+  if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
   try {
-    steps_.write_particles(step, b, index_.double_precision, first);
+    steps_.write_particles(step, b, index_.double_precision, first, box_edge);
   } catch (...) {
     drop_open_step();
     throw;
   }
+  open_time_ = time;
   index_.particle_rows.push_back({step, time, box_edge});
   dirty_ = true;
 }
@@ -88,12 +90,14 @@ void H5mdOutput::write_field_data(std::int64_t step, double time, const std::str
       throw Error(h5_path_ + ": field " + name + ": step " + std::to_string(step) + " written after step " +
                   std::to_string(f->rows.back().first));
   }
+  if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
   try {
     steps_.write_field(step, name, g, data);
   } catch (...) {
     drop_open_step();
     throw;
   }
+  open_time_ = time;
   if (!f) {
     index_.fields.push_back({name, g, dp, {}});
     f = &index_.fields.back();
@@ -138,13 +142,48 @@ void H5mdOutput::write_telemetry(const std::vector<StepRecord>& rows, double pea
   dirty_ = true;
 }
 
-void H5mdOutput::commit() {
+ObservableRows H5mdOutput::observables_after(std::int64_t step) const {
+  ObservableRows rows;
+  for (const auto& [name, s] : index_.observables) {
+    ObservableSeries& r = rows[name];
+    for (std::size_t i = 0; i < s.step.size(); ++i)
+      if (s.step[i] > step) {
+        r.step.push_back(s.step[i]);
+        r.time.push_back(s.time[i]);
+        r.value.push_back(s.value[i]);
+      }
+    if (r.step.empty()) rows.erase(name);
+  }
+  return rows;
+}
+
+void H5mdOutput::close_step() {
+  const std::int64_t step = steps_.open_step();
+  if (step < 0) return;
+  StepFileRecord record;
+  record.time = open_time_;
+  record.previous_step = published_;
+  record.info = &index_.info;
+  record.double_precision = index_.double_precision;
+  for (auto& [name, s] : observables_after(published_)) {
+    ObservableSeries& r = record.observables[name];
+    for (std::size_t i = 0; i < s.step.size() && s.step[i] <= step; ++i) {
+      r.step.push_back(s.step[i]);
+      r.time.push_back(s.time[i]);
+      r.value.push_back(s.value[i]);
+    }
+  }
   try {
-    steps_.close();
+    steps_.close(record);
   } catch (...) {
     drop_open_step();
     throw;
   }
+  published_ = step;
+}
+
+void H5mdOutput::commit() {
+  close_step();
   write_snapshot_index(h5_path_, index_);
   if (xdmf_) write_file_atomically(xmf_path_, xdmf_document(kIndexName, xdmf_collections(index_)));
   dirty_ = false;
@@ -152,6 +191,7 @@ void H5mdOutput::commit() {
 
 void H5mdOutput::resume(const SnapshotIndex& kept) {
   index_ = kept;
+  published_ = kept.last_snapshot_step();
   commit();
   remove_unnamed_step_files(dir_, index_);
 }

@@ -51,6 +51,11 @@ class H5mdOutput final : public OutputFormat {
   // The step being written is not published (after a failed write, or when abandoned).
   void drop_open_step();
 
+  // The observables computed after `step` (those after the last snapshot go into a checkpoint:
+  // no step file holds them yet).
+  ObservableRows observables_after(std::int64_t step) const;
+  std::int64_t last_published_step() const { return published_; }
+
   const SnapshotIndex& index() const { return index_; }
   bool dirty() const { return dirty_; }
   const std::string& h5_path() const { return h5_path_; }
@@ -60,10 +65,16 @@ class H5mdOutput final : public OutputFormat {
   template <class T>
   void write_field_data(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const T* data);
 
+  // Writes the open step's record (its time, the snapshot before it, the run's parameters, the
+  // observables since) and publishes it.
+  void close_step();
+
   std::string dir_, h5_path_, xmf_path_;
   bool xdmf_;
   SnapshotIndex index_;
   StepFileWriter steps_;
+  std::int64_t published_ = -1;  // the step of the last step file published (-1: none)
+  double open_time_ = 0;         // the time of the step being written
   bool dirty_ = false;
 };
 

@@ -15,6 +15,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -278,6 +279,43 @@ class Hdf5Calls {
     hdf5_check_status(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), file, "cannot read " + name);
     s.resize(std::strlen(s.c_str()));
     return s;
+  }
+
+  // A 1-D array whose every chunk carries a Fletcher32 checksum, so that a changed byte fails the
+  // read instead of passing as a value. (An empty array cannot be chunked; it holds no data.)
+  template <class T>
+  void write_checked(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
+    constexpr hsize_t kChunk = hsize_t(1) << 20;  // elements per chunk, each with its checksum
+    const std::string what = "cannot write array " + name;
+    const hsize_t n = v.size();
+    Hdf5Handle space(hdf5_check(H5Screate_simple(1, &n, nullptr), file, what), H5Sclose);
+    Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, what), H5Pclose);
+    if (n > 0) {
+      const hsize_t chunk = std::min(n, kChunk);
+      hdf5_check_status(H5Pset_chunk(dcpl, 1, &chunk), file, what);
+      hdf5_check_status(H5Pset_fletcher32(dcpl), file, what);
+    }
+    Hdf5Handle d(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), file, what),
+                 H5Dclose);
+    if (n > 0) hdf5_check_status(H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), file, what);
+    hdf5_check_status(d.close(), file, what);  // writes the chunks still cached
+  }
+
+  // A 1-D array of at most max_values values (a damaged shape is an error, not an allocation of
+  // petabytes); checksums, where the array has them, are verified by the read.
+  template <class T>
+  std::vector<T> read_array(hid_t loc, const std::string& name, hid_t memtype, std::uint64_t max_values) const {
+    const std::string what = "cannot read array " + name;
+    Hdf5Handle d(hdf5_check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), file, what), H5Dclose);
+    Hdf5Handle space(hdf5_check(H5Dget_space(d), file, what), H5Sclose);
+    if (H5Sget_simple_extent_ndims(space) != 1) throw Error(file + ": " + name + " is not a 1-D array");
+    const hssize_t n = H5Sget_simple_extent_npoints(space);
+    if (n < 0) hdf5_fail(file, what);
+    if (std::uint64_t(n) > max_values)
+      throw Error(file + ": array " + name + " claims " + std::to_string(n) + " values, more than the file holds");
+    std::vector<T> v(static_cast<std::size_t>(n));
+    if (n > 0) hdf5_check_status(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), file, what);
+    return v;
   }
 
   // A virtual dataset `name` of shape vdims under loc whose parts live in other files: each

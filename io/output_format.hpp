@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ struct RunInfo {
   std::string creator_version;
   std::string device;  // "NVIDIA H100 80GB HBM3" or "CPU (2 OpenMP threads)"
 };
+
+// The values of one observable (total energy, ...) at the steps it was computed, in step order.
+struct ObservableSeries {
+  std::vector<std::int64_t> step;
+  std::vector<double> time, value;
+};
+using ObservableRows = std::map<std::string, ObservableSeries>;  // by name
 
 // Where a grid sits: points (i, j, k) at origin + (i, j, k) * spacing, x fastest in the data.
 struct GridGeometry {

@@ -255,7 +255,7 @@ class IndexWriter {
   const std::uint64_t n_particles;
   const std::vector<SnapshotIndex::ParticleRow>& particle_rows;
   const std::vector<Field>& fields;
-  const std::map<std::string, SnapshotIndex::Series>& observables;
+  const ObservableRows& observables;
   const bool has_telemetry;
   const std::vector<TelemetryEntry>& telemetry;
   const std::string& peak_source;

@@ -65,11 +65,8 @@ struct SnapshotIndex {
   };
   std::vector<Field> fields;
 
-  struct Series {
-    std::vector<std::int64_t> step;
-    std::vector<double> time, value;
-  };
-  std::map<std::string, Series> observables;
+  using Series = ObservableSeries;
+  ObservableRows observables;
 
   // Telemetry rows, as /telemetry stores them.
   struct TelemetryEntry {

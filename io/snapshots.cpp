@@ -6,7 +6,6 @@
 
 #include "base/error.hpp"
 #include "io/h5md_output.hpp"
-#include "io/restart_pruning.hpp"
 #include "io/vtk_output.hpp"
 
 namespace fs = std::filesystem;
@@ -42,10 +41,9 @@ SnapshotFile::SnapshotFile(const std::string& dir, const RunInfo& info, const Sn
   commit();
 }
 
-std::unique_ptr<SnapshotFile> SnapshotFile::resume(const std::string& dir, std::int64_t keep_through_step,
+std::unique_ptr<SnapshotFile> SnapshotFile::resume(const std::string& dir, const SnapshotIndex& kept,
                                                    const OutputFormats& formats) {
   std::unique_ptr<SnapshotFile> s(new SnapshotFile());
-  const SnapshotIndex kept = kept_snapshots(dir, keep_through_step);
   s->impl_->h5md = std::make_unique<H5mdOutput>(dir, formats.xdmf);
   if (formats.vtk) s->impl_->others.push_back(std::make_unique<VtkOutput>(dir, kept.double_precision));
   // The other formats first: the H5MD resume removes the step files of dropped snapshots last.
@@ -95,6 +93,11 @@ void SnapshotFile::write_telemetry(const std::vector<StepRecord>& rows, double p
 void SnapshotFile::commit() {
   impl_->each([](OutputFormat& f) { f.commit(); });
 }
+
+ObservableRows SnapshotFile::observables_since_snapshot() const {
+  return impl_->h5md->observables_after(impl_->h5md->last_published_step());
+}
+std::int64_t SnapshotFile::last_published_step() const { return impl_->h5md->last_published_step(); }
 
 std::int64_t SnapshotFile::last_particle_step() const { return impl_->h5md->index().last_particle_step(); }
 std::int64_t SnapshotFile::last_snapshot_step() const { return impl_->h5md->index().last_snapshot_step(); }

@@ -18,6 +18,8 @@
 
 namespace tiersim {
 
+struct SnapshotIndex;  // io/snapshot_index.hpp
+
 struct SnapshotOptions {
   bool double_precision = false;  // particles stored as float64 (else float32)
   bool overwrite = false;         // replace snapshots.* already in DIR (the CLI's --force)
@@ -31,10 +33,11 @@ class SnapshotFile {
   SnapshotFile(const std::string& dir, const RunInfo& info, bool double_precision);
   SnapshotFile(const std::string& dir, const RunInfo& info, const SnapshotOptions& options);
 
-  // Continues a run in DIR (restart): keeps every snapshot, observable and telemetry row with
-  // step <= keep_through_step and drops the others, so that the restarted run appends after it.
-  // Throws Error if DIR is not a tiersim run.
-  static std::unique_ptr<SnapshotFile> resume(const std::string& dir, std::int64_t keep_through_step,
+  // Continues a run in DIR (restart) after the snapshots, observables and telemetry rows of `kept`
+  // (io/restart_pruning.hpp rebuilds it, and checks it, from the step files and the checkpoint):
+  // commits it in every format and removes the step files of later steps, so that the restarted
+  // run appends after it.
+  static std::unique_ptr<SnapshotFile> resume(const std::string& dir, const SnapshotIndex& kept,
                                               const OutputFormats& formats = {});
 
   ~SnapshotFile();  // commits what was written (errors there are swallowed: call commit())
@@ -57,6 +60,11 @@ class SnapshotFile {
 
   // Makes everything written so far durable and visible in every format (atomic renames).
   void commit();
+
+  // The observables computed after the last snapshot published (a checkpoint holds them: no step
+  // file does yet), and that snapshot's step (-1: none).
+  ObservableRows observables_since_snapshot() const;
+  std::int64_t last_published_step() const;
 
   // Step of the last particle snapshot written or kept (-1 if none).
   std::int64_t last_particle_step() const;

@@ -1,8 +1,15 @@
-// One HDF5 file per output step, DIR/snapshots.d/step_<step>.h5, holding the data of that step:
-// /particles/{position[N][3], velocity[N][3]} (the first particle step also mass[N], id[N]) and
-// /fields/<name>[nz][ny][nx], with the attribute step. A step file is written under a .tmp name
-// and renamed when complete (close()); one renamed into place is never reopened, since readers may
-// be reading it.
+// One HDF5 file per output step, DIR/snapshots.d/step_<step>.h5: the data of that step, and what a
+// restart needs to rebuild the index from the step files alone (snapshots.h5 is derived from them):
+//   attributes  step, time, previous_step (the snapshot before this one; -1 for the run's first)
+//   /parameters attributes case, case_source, strategy, model, device, creator_version, precision
+//   /particles  position[N][3], velocity[N][3] (the first particle step also mass[N], id[N]);
+//               attribute box_edge
+//   /fields/<name>[nz][ny][nx]  attributes origin[3], spacing[3]
+//   /observables/<name>/{step, time, value}  the diagnostics computed since the previous snapshot
+//               (Fletcher32 checksums on every chunk)
+// Written in the HDF5 1.10 file format, whose superblock and object headers carry checksums: damaged
+// metadata is an error on reading. A step file is written under a .tmp name and renamed when complete
+// (close()); one renamed into place is never reopened, since readers may be reading it.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +22,15 @@
 
 namespace tiersim {
 
+// What a step file says about itself besides its arrays (written by close()).
+struct StepFileRecord {
+  double time = 0;
+  std::int64_t previous_step = -1;
+  const RunInfo* info = nullptr;
+  bool double_precision = false;
+  ObservableRows observables;  // the rows since the previous snapshot
+};
+
 class StepFileWriter {
  public:
   explicit StepFileWriter(std::string dir) : dir_(std::move(dir)) {}
@@ -22,16 +38,17 @@ class StepFileWriter {
   StepFileWriter(const StepFileWriter&) = delete;
   StepFileWriter& operator=(const StepFileWriter&) = delete;
 
-  // Each writes into the file of `step`, created (under .tmp) unless it is the one open; the one
-  // open before is closed first. A failure drops the step's file (drop()) and throws.
+  // Each writes into the file of `step`, created (under .tmp) unless it is the one open; another
+  // step's file must have been closed first. A failure drops the step's file (drop()) and throws.
   // Particles in float64 where double_precision, else float32; mass and id in the first step only.
-  void write_particles(std::int64_t step, const Bodies& b, bool double_precision, bool with_mass_and_id);
+  void write_particles(std::int64_t step, const Bodies& b, bool double_precision, bool with_mass_and_id,
+                       double box_edge);
   void write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const float* data);
   void write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const double* data);
 
-  // Renames the open step file into place (nothing when none is open). On failure the step is
-  // dropped and Error names the file.
-  void close();
+  // Writes the record and renames the open step file into place (nothing when none is open). On
+  // failure the step is dropped and Error names the file.
+  void close(const StepFileRecord& record);
 
   // The step whose file is open (-1: none).
   std::int64_t open_step() const { return step_; }
@@ -58,5 +75,29 @@ class StepFileWriter {
   std::int64_t step_ = -1;
   std::vector<std::int64_t> dropped_;
 };
+
+// What one step file holds, read back and checked (a restart's source): the record, and the shape
+// of its arrays (not their values).
+struct StepFileContents {
+  std::int64_t step = 0, previous_step = -1;
+  double time = 0;
+  RunInfo info;
+  bool double_precision = false;
+  bool particles = false, mass_and_id = false;
+  std::uint64_t n_particles = 0;
+  double box_edge = 0;
+  struct Field {
+    std::string name;
+    GridGeometry g;
+    bool double_precision = false;
+  };
+  std::vector<Field> fields;
+  ObservableRows observables;
+};
+
+// Reads the step file at `path`, which must hold step `step`. Throws Error naming the file when it
+// is missing, a link, not HDF5, damaged (a checksum, a truncated file), of another step, or holds
+// arrays of inconsistent shapes.
+StepFileContents read_step_file(const std::string& path, std::int64_t step);
 
 }  // namespace tiersim

@@ -59,23 +59,19 @@ Case restart_case(const std::string& dir, const Checkpoint& ckpt, const std::vec
   return c;
 }
 
-// The checkpoint must be of the run that snapshots.h5 indexes (its /parameters hold the case the
-// run started with): SnapshotFile::resume truncates that index and deletes step files, so a
-// checkpoint copied from another run (another grid, a wave checkpoint in an N-body run) would
-// destroy data or mix two runs. Model, precision and problem size are compared first (the likely
-// mix-ups, named as such), then every other key but those a restart may change. The step proves
-// nothing either way: a checkpoint lies ahead of the index's last snapshot when
-// run.checkpoint_every falls between snapshots, and behind it when the run was killed between a
-// snapshot and its checkpoint or checkpoints less often than it snapshots (resume drops the later
-// snapshots); only a step past run.steps is wrong, and that is checked with the case.
+// The checkpoint must be of the run its step files hold (each carries the /parameters of the run:
+// the case it started with): the restart deletes the step files after the checkpoint and rewrites
+// the index, so a checkpoint copied from another run (another grid, a wave checkpoint in an N-body
+// run) would destroy data or mix two runs. Model, precision and problem size are compared first
+// (the likely mix-ups, named as such), then every other key but those a restart may change.
 void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInfo& info) {
-  const std::string ck = (fs::path(dir) / "checkpoint.h5").string(), h5 = (fs::path(dir) / "snapshots.h5").string();
-  auto mismatch = [&](const std::string& what, const std::string& in_ckpt, const std::string& in_h5) {
-    return Error(ck + ": not of the run in " + h5 + ": " + what + " " + in_ckpt + " in the checkpoint, " + in_h5 +
-                 " in its /parameters; nothing was changed");
+  const std::string ck = (fs::path(dir) / "checkpoint.h5").string(), sd = (fs::path(dir) / "snapshots.d").string();
+  auto mismatch = [&](const std::string& what, const std::string& in_ckpt, const std::string& in_steps) {
+    return Error(ck + ": not of the run in " + sd + ": " + what + " " + in_ckpt + " in the checkpoint, " + in_steps +
+                 " in its step files; nothing was changed");
   };
   if (ckpt.model != info.model) throw mismatch("model", ckpt.model, info.model);
-  const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, h5 + " /parameters");
+  const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, sd + " /parameters");
   static const char* const kFirst[] = {
       "run.model", "stencil.equation", "strategy.precision", "nbody.count", "grid.n", "grid.nx", "grid.ny", "grid.nz"};
   std::vector<const KeySpec*> order;

@@ -24,7 +24,8 @@ std::string value_text(const Case& c, const KeySpec& k);
 // a restart may change (an override that repeats the stored value is harmless and allowed).
 Case restart_case(const std::string& dir, const Checkpoint& ckpt, const std::vector<std::string>& overrides);
 
-// Throws Error unless the checkpoint of DIR is of the run its snapshots.h5 indexes (`info`).
+// Throws Error unless the checkpoint of DIR is of the run its step files hold (`info`, their
+// /parameters).
 void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInfo& info);
 
 }  // namespace tiersim

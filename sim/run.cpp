@@ -19,7 +19,8 @@
 #include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
 #include "io/safe_files.hpp"
-#include "io/snapshot_readers.hpp"
+#include "io/restart_pruning.hpp"
+#include "io/snapshot_index.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -93,9 +94,29 @@ RunResult run_case(const RunOptions& o) {
     if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
       lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     ckpt = read_checkpoint(o.restart_dir);
-    check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
+    if (!ckpt.record.present)
+      throw Error(ckpt_path +
+                  ": written by an older tiersim, without the record a restart checks the run against; "
+                  "not continuing it (nothing was changed)");
+  }
+  // The snapshots the restart keeps, rebuilt from the step files (never from snapshots.h5, which
+  // is derived), and telemetry.csv as far as the checkpoint: every input checked, nothing changed.
+  SnapshotIndex kept;
+  Telemetry::CsvPart csv_part;
+  if (restart) {
+    kept = rebuild_index(
+        o.restart_dir, RestartPoint{ckpt.step, ckpt.record.last_snapshot_step, ckpt.record.observables_since_snapshot});
+    check_same_run(o.restart_dir, ckpt, kept.info);
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
+  if (restart) {
+    csv_part = Telemetry::read_csv_part((fs::path(o.restart_dir) / "telemetry.csv").string(),
+                                        ckpt.record.telemetry_bytes, ckpt.record.telemetry_fnv1a, ckpt.step);
+    for (const StepRecord& r : csv_part.rows)
+      kept.telemetry.push_back({r.step, r.rec.kernel, r.rec.strategy, r.rec.work_unit, r.rec.ms, r.rec.bytes_compulsory,
+                                r.rec.bytes_modelled, r.rec.flops, r.rec.work, r.rec.l2_window, r.rec.l2_window_bytes,
+                                r.rec.l2_hit_ratio});
+  }
   raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
@@ -194,8 +215,8 @@ RunResult run_case(const RunOptions& o) {
                TIERSIM_VERSION,        device};
   std::unique_ptr<SnapshotFile> out;
   if (restart) {
-    out = SnapshotFile::resume(dir, ckpt.step, snap_options.formats);
-    Telemetry::truncate_csv(telemetry_csv, ckpt.step);
+    out = SnapshotFile::resume(dir, kept, snap_options.formats);
+    telemetry.resume_csv(telemetry_csv, csv_part);
   } else {
     out = std::make_unique<SnapshotFile>(dir, info, snap_options);
   }
@@ -271,7 +292,14 @@ RunResult run_case(const RunOptions& o) {
     timed(wall.staging, [&] { staged = model->stage_output(step, time); });
     const std::int64_t at = step;
     const double t = time;
-    Checkpoint head{at, t, model->name(), c.effective_toml(), {}};
+    Checkpoint head{at, t, model->name(), c.effective_toml(), {}, {}};
+    if (ckpt) {
+      // The checkpoint records telemetry.csv as far as this step (appended here, on this thread)
+      // and, on the output thread, the index as far as this step: what a restart checks.
+      telemetry.append_csv(telemetry_csv);
+      head.record.telemetry_bytes = telemetry.csv_bytes();
+      head.record.telemetry_fnv1a = telemetry.csv_fnv1a();
+    }
     wall.snapshots += snap, wall.checkpoints += ckpt;
     wall.writer_wait += queue.submit(
         [&, staged, snap, ckpt, at, head = std::move(head)]() mutable {
@@ -284,6 +312,9 @@ RunResult run_case(const RunOptions& o) {
           }
           if (ckpt) {
             head.state = staged->state();
+            head.record.present = true;
+            head.record.last_snapshot_step = index.last_published_step();
+            head.record.observables_since_snapshot = index.observables_since_snapshot();
             write_checkpoint(dir, head);
           }
           KernelRecord w;
@@ -324,6 +355,7 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::int64_t first_step = step;
+  double drained_at_last_step = 0;
   bool interrupted = false;  // stopped by a signal before run.steps
   wall.startup = seconds(t_start);
   in_steady_state = true;
@@ -374,6 +406,14 @@ RunResult run_case(const RunOptions& o) {
       // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
       timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
     }
+    if (ckpt && last && o.state_output) {
+      // The last checkpoint records telemetry.csv with every row of the run but its own output's:
+      // a restart extending a finished or stopped run keeps them (it drops what was appended after
+      // its checkpoint). This wait is the final flush's, not the steps'.
+      timed(drained_at_last_step, [&] { queue.drain(); });
+      take_done();
+      collect(true);
+    }
     if (snap) {
       emit(true, ckpt);
       take_done();
@@ -391,7 +431,7 @@ RunResult run_case(const RunOptions& o) {
   progress.finish();
   collect(true);
   in_steady_state = false;
-  wall.steady = seconds(loop0);
+  wall.steady = seconds(loop0) - drained_at_last_step;
   wall.steps = step - first_step;
 
   const auto flush0 = std::chrono::steady_clock::now();
@@ -401,7 +441,7 @@ RunResult run_case(const RunOptions& o) {
   telemetry.append_csv(telemetry_csv);
   index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
   index.commit();
-  wall.final_flush = seconds(flush0);
+  wall.final_flush = seconds(flush0) + drained_at_last_step;
   // summary.json: what the run was and where its time went, then the telemetry's summary.
   nlohmann::ordered_json summary;
   summary["model"] = model->name();

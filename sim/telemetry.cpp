@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "base/checksum.hpp"
 #include "base/error.hpp"
 #include "base/printable.hpp"
 #include "io/safe_files.hpp"
@@ -62,46 +64,126 @@ void Telemetry::write_csv(const std::string& path) const {
 
 void Telemetry::append_csv(const std::string& path) {
   std::ostringstream f;
-  if (path_type(path) == PathType::Missing) f << kCsvHeader;
+  if (path_type(path) == PathType::Missing) {
+    f << kCsvHeader;
+    csv_bytes_ = 0;
+    csv_fnv1a_ = kFnv1aStart;
+  }
   write_rows(f, csv_appended_);
+  const std::string text = f.str();
   // Appended in one write, to a regular file only: a link named telemetry.csv is never written through.
-  append_to_file(path, f.str());
+  append_to_file(path, text);
+  csv_bytes_ += text.size();
+  csv_fnv1a_ = fnv1a(text, csv_fnv1a_);
   csv_appended_ = rows_.size();
 }
 
-void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
+namespace {
+
+constexpr std::size_t kCsvColumns = 19;
+
+// One row of telemetry.csv back as the record it was written from (the derived columns are
+// checked to be numbers and dropped); false when the line is not such a row.
+bool parse_row(const std::string& line, StepRecord& out, double& peak) {
+  std::vector<std::string_view> f;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', start);
+    f.emplace_back(line.data() + start, (comma == std::string::npos ? line.size() : comma) - start);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (f.size() != kCsvColumns) return false;
+  auto number = [](std::string_view t, auto& v) {
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    return !t.empty() && ec == std::errc() && p == t.data() + t.size();
+  };
+  double ignored = 0;
+  int l2 = 0;
+  KernelRecord& r = out.rec;
+  if (!number(f[0], out.step) || f[1].empty() || !number(f[3], r.ms) || !number(f[4], r.bytes_compulsory) ||
+      !number(f[5], r.bytes_modelled) || !number(f[6], ignored) || !number(f[7], ignored) || !number(f[8], ignored) ||
+      !number(f[9], r.flops) || !number(f[10], ignored) || !number(f[11], r.work) || !number(f[13], ignored) ||
+      !number(f[14], l2) || (l2 != 0 && l2 != 1) || !number(f[15], r.l2_window_bytes) ||
+      !number(f[16], r.l2_hit_ratio) || !number(f[17], peak) || !number(f[18], ignored))
+    return false;
+  r.kernel = f[1];
+  r.strategy = f[2];
+  r.work_unit = f[12];
+  r.l2_window = l2 == 1;
+  r.step = out.step;
+  return true;
+}
+
+}  // namespace
+
+Telemetry::CsvPart Telemetry::read_csv_part(const std::string& path, std::uint64_t bytes, std::uint64_t want_fnv1a,
+                                            std::int64_t step) {
+  const std::string refused = "; not continuing the run (nothing was changed)";
+  CsvPart part;
+  part.fnv1a = want_fnv1a;
   switch (path_type(path)) {
-    case PathType::Missing:
-      return;
     case PathType::File:
       break;
+    case PathType::Missing:
+      if (bytes == 0) return part;
+      throw Error(path + ": missing; the run had written " + std::to_string(bytes) + " bytes of it by step " +
+                  std::to_string(step) + refused);
     case PathType::Link:
-      throw Error(path + ": is a symbolic link; a run's files are never links (not continuing it)");
+      throw Error(path + ": is a symbolic link; a run's files are never links" + refused);
     default:
-      throw Error(path + ": not a regular file (not continuing the run)");
+      throw Error(path + ": not a regular file" + refused);
   }
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read");
-  std::string kept, line;
-  std::ptrdiff_t commas = -1;  // the header's
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot read" + refused);
+  std::string line;
+  std::uint64_t offset = 0;
   for (long lineno = 1; std::getline(in, line); ++lineno) {
-    if (commas < 0) {
-      kept += line + "\n";
-      commas = std::count(line.begin(), line.end(), ',');
-      continue;
+    const bool complete = !in.eof();  // a last line without its newline was cut short
+    const std::uint64_t end = offset + line.size() + (complete ? 1 : 0);
+    const bool recorded = end <= bytes;
+    if (!complete) {
+      // After the recorded part: a row torn by a kill, dropped. Within it: the file is cut short
+      // (or its last newline damaged), which the checks below name.
+      if (recorded) part.text.append(line), offset = end;
+      break;
     }
-    // A torn last line (killed mid-write) has fewer fields than the header and is dropped.
-    if (std::count(line.begin(), line.end(), ',') != commas) continue;
-    const std::string field = line.substr(0, line.find(','));
-    std::int64_t step = 0;
-    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), step);
-    if (ec != std::errc() || end != field.data() + field.size())
-      throw Error(path + ":" + std::to_string(lineno) + ": step '" + printable(field, 40) +
-                  "' is not an integer (a damaged telemetry file: repair or remove it to restart)");
-    if (step <= last_step) kept += line + "\n";
+    if (recorded) part.text.append(line).append("\n");
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    if (lineno == 1) {
+      if (line + "\n" != kCsvHeader)
+        throw Error(where + "not tiersim's telemetry header " + quoted_excerpt(line) + refused);
+    } else {
+      StepRecord row;
+      double peak = 0;
+      if (!parse_row(line, row, peak)) throw Error(where + "not a telemetry row " + quoted_excerpt(line) + refused);
+      if (recorded) {
+        if (row.step > step)
+          throw Error(where + "step " + std::to_string(row.step) + ", after the checkpoint's step " +
+                      std::to_string(step) + refused);
+        part.peak_gbs = peak;
+        part.rows.push_back(std::move(row));
+      }
+    }
+    offset = end;
   }
-  in.close();
-  write_file_atomically(path, kept);
+  if (offset < bytes)
+    throw Error(path + ": " + std::to_string(offset) + " bytes, fewer than the " + std::to_string(bytes) +
+                " the run had written by step " + std::to_string(step) + " (cut short?)" + refused);
+  if (part.text.size() != bytes)
+    throw Error(path + ": its first " + std::to_string(bytes) +
+                " bytes do not end at the end of a line (changed or damaged)" + refused);
+  if (fnv1a(part.text) != want_fnv1a)
+    throw Error(path + ": its first " + std::to_string(bytes) + " bytes are not those the run wrote by step " +
+                std::to_string(step) + " (changed or damaged)" + refused);
+  return part;
+}
+
+void Telemetry::resume_csv(const std::string& path, const CsvPart& part) {
+  write_file_atomically(path, part.text);
+  csv_bytes_ = part.text.size();
+  csv_fnv1a_ = part.fnv1a;
+  csv_appended_ = rows_.size();
 }
 
 std::vector<Telemetry::Summary> Telemetry::summarize() const {

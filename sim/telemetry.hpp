@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/checksum.hpp"
 #include "base/kernel_record.hpp"
 
 namespace tiersim {
@@ -39,10 +40,28 @@ class Telemetry {
   // CSV with a header; the derived figures (GB/s, % of peak, GFLOP/s, work/s) are computed here.
   void write_csv(const std::string& path) const;
   // Appends the rows not yet appended (the header too when the file is new): called at every
-  // snapshot, so a killed run keeps its telemetry up to the last snapshot.
+  // snapshot and checkpoint, so a killed run keeps its telemetry up to the last one.
   void append_csv(const std::string& path);
-  // Restart: drops the rows of an existing CSV that come after last_step.
-  static void truncate_csv(const std::string& path, std::int64_t last_step);
+  // telemetry.csv as this run has written it: its size and FNV-1a fingerprint (each checkpoint
+  // records both, so that a restart can tell whether the file still holds what was written).
+  std::uint64_t csv_bytes() const { return csv_bytes_; }
+  std::uint64_t csv_fnv1a() const { return csv_fnv1a_; }
+
+  // Restart: the part of telemetry.csv a checkpoint recorded (`bytes` with fingerprint `fnv1a`,
+  // rows through `step`), checked before anything changes: a regular file (not a link) holding
+  // at least those bytes, unchanged, each line a row of the header's shape (and so each complete
+  // line after them: only a last line cut short by a kill is dropped). Throws Error naming the
+  // file and the line, quoting only printable text.
+  struct CsvPart {
+    std::string text;  // the bytes recorded
+    std::uint64_t fnv1a = 0;
+    std::vector<Row> rows;
+    double peak_gbs = 0;
+  };
+  static CsvPart read_csv_part(const std::string& path, std::uint64_t bytes, std::uint64_t fnv1a, std::int64_t step);
+  // Restart: telemetry.csv becomes that part (the steps after it are run again), and appends
+  // continue it.
+  void resume_csv(const std::string& path, const CsvPart& part);
 
   struct Summary {
     std::string kernel, strategy, work_unit;
@@ -62,6 +81,7 @@ class Telemetry {
   double ceiling_gflops_ = 0;
   std::vector<Row> rows_;
   std::size_t csv_appended_ = 0;
+  std::uint64_t csv_bytes_ = 0, csv_fnv1a_ = kFnv1aStart;
   void write_rows(std::ostream& f, std::size_t from) const;
   double pct_of_ceiling(const KernelRecord& r, double gbs) const;
 };

@@ -38,6 +38,7 @@ vtk=0; [ -d "$WORK/r/vtk" ] && vtk=1
 ln -sf "$WORK/outside/a.txt" "$WORK/r/summary.json"
 ln -sf "$WORK/outside/b.txt" "$WORK/r/case.toml"
 ln -sf "$WORK/outside/c.txt" "$WORK/r/snapshots.xmf"
+rm "$WORK/r/snapshots.h5"; ln -s "$WORK/outside/d.txt" "$WORK/r/snapshots.h5"  # derived: rebuilt, not read
 # ... and the .tmp names every write goes through, for files that exist and files still to come.
 ln -sf "$WORK/outside/e.txt" "$WORK/r/summary.json.tmp"
 ln -sf "$WORK/outside/f.txt" "$WORK/r/case.toml.tmp"

@@ -28,3 +28,11 @@ TEST(Printable, CutsLongText) {
   EXPECT_EQ(printable(std::string(200, 'x'), 10), std::string(10, 'x') + "...");
   EXPECT_EQ(printable("abc", 3), "abc");
 }
+
+TEST(Printable, ExcerptsQuoteTextOnly) {
+  EXPECT_EQ(tiersim::quoted_excerpt("1,k,cpu"), "'1,k,cpu'");
+  EXPECT_EQ(tiersim::quoted_excerpt(std::string(100, 'a'), 5), "'aaaaa...'");
+  EXPECT_EQ(tiersim::quoted_excerpt("x\x07y"), "(binary data)");
+  EXPECT_EQ(tiersim::quoted_excerpt("\xff\xfe"), "(binary data)");
+  EXPECT_EQ(tiersim::quoted_excerpt("caf\xc3\xa9"), "'caf\xc3\xa9'");
+}

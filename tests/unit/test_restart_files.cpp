@@ -1,5 +1,5 @@
 // What a restart reads: DIR/checkpoint.h5 (io/checkpoint.cpp) and DIR/telemetry.csv, cut back to
-// the checkpoint's step (Telemetry::truncate_csv). A damaged file must be one line naming the file
+// the checkpoint's step (Telemetry::read_csv_part, resume_csv). A damaged file must be one line naming the file
 // and the object or line, never a restart from wrong data.
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -233,47 +234,115 @@ std::vector<std::string> lines_of(const fs::path& p) {
 }
 }  // namespace
 
-// Rows through the checkpoint's step stay, later ones and a torn last line go (every row went:
-// the row length was a constant that a new column had made wrong).
-TEST(TelemetryCsv, TruncateKeepsTheRowsThroughTheStep) {
+// The part of telemetry.csv a checkpoint recorded comes back row for row; rows after it (written
+// before a kill) and a torn last line go when the restart takes the part over.
+TEST(TelemetryCsv, TheRecordedPartComesBackAndTheRestGoes) {
   const fs::path dir = fresh_dir("csv");
   const fs::path csv = dir / "telemetry.csv";
   Telemetry t("host", 10.0);
+  std::uint64_t bytes = 0, fnv = 0;
   for (std::int64_t step = 0; step <= 20; ++step) {
     KernelRecord r;
     r.kernel = "k";
-    r.ms = 1.0;
+    r.strategy = "cpu/soa/fp32";
+    r.ms = 1.0 + step;
+    r.work_unit = "points";
     t.add(step, r);
+    t.append_csv(csv.string());
+    if (step == 10) bytes = t.csv_bytes(), fnv = t.csv_fnv1a();
   }
-  t.write_csv(csv.string());
   std::ofstream(csv, std::ios::app) << "21,k,cpu/soa/fp32,1.5,10";  // killed mid-row
-  Telemetry::truncate_csv(csv.string(), 10);
+  const Telemetry::CsvPart part = Telemetry::read_csv_part(csv.string(), bytes, fnv, 10);
+  ASSERT_EQ(part.rows.size(), 11u);
+  for (std::size_t i = 0; i < part.rows.size(); ++i) {
+    EXPECT_EQ(part.rows[i].step, std::int64_t(i));
+    EXPECT_EQ(part.rows[i].rec.ms, 1.0 + double(i));
+    EXPECT_EQ(part.rows[i].rec.work_unit, "points");
+  }
+  Telemetry again("host", 10.0);
+  again.resume_csv(csv.string(), part);
   const auto lines = lines_of(csv);
   ASSERT_EQ(lines.size(), 1u + 11u);
   EXPECT_EQ(lines[0].rfind("step,kernel,", 0), 0u);
   for (std::size_t i = 1; i < lines.size(); ++i)
     EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",k,", 0), 0u) << lines[i];
+  // Appends go on from the recorded part, and so does its fingerprint.
+  KernelRecord r;
+  r.kernel = "k2";
+  again.add(11, r);
+  again.append_csv(csv.string());
+  EXPECT_EQ(again.csv_bytes(), fs::file_size(csv));
+  EXPECT_NO_THROW(Telemetry::read_csv_part(csv.string(), again.csv_bytes(), again.csv_fnv1a(), 11));
 }
 
-TEST(TelemetryCsv, DamagedStepIsOneLineNamingFileAndLine) {
+// The output thread's rows (copies, file writes) come back after the kernels of later steps, so the
+// recorded rows are not in step order; none may be of a step after the checkpoint's.
+TEST(TelemetryCsv, RowsOutOfStepOrderComeBackButNotAfterTheCheckpoint) {
+  const fs::path dir = fresh_dir("csv_order");
+  const fs::path csv = dir / "telemetry.csv";
+  Telemetry t("host", 10.0);
+  for (const std::int64_t step : {0, 1, 2, 3, 1, 4, 2}) {
+    KernelRecord r;
+    r.kernel = "k";
+    r.ms = double(step);
+    t.add(step, r);
+  }
+  t.append_csv(csv.string());
+  const Telemetry::CsvPart part = Telemetry::read_csv_part(csv.string(), t.csv_bytes(), t.csv_fnv1a(), 4);
+  ASSERT_EQ(part.rows.size(), 7u);
+  EXPECT_EQ(part.rows[4].step, 1);
+  EXPECT_EQ(part.rows[6].step, 2);
+  try {
+    Telemetry::read_csv_part(csv.string(), t.csv_bytes(), t.csv_fnv1a(), 3);
+    ADD_FAILURE() << "a row of step 4 before a checkpoint of step 3: no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(csv.string() + ":7: step 4, after the checkpoint's step 3", 0), 0u)
+        << e.what();
+  }
+}
+
+// A damaged telemetry.csv is refused in one printable line naming the file (and the line, where
+// one is at fault), and left as it was: cut short, a changed digit, a garbled row, random bytes.
+TEST(TelemetryCsv, DamageIsOneLineNamingFileAndLine) {
   const fs::path dir = fresh_dir("csv_damaged");
   const fs::path csv = dir / "telemetry.csv";
   Telemetry t("host", 10.0);
-  for (std::int64_t step = 0; step < 3; ++step) t.add(step, KernelRecord{});
-  t.write_csv(csv.string());
-  auto lines = lines_of(csv);
-  lines[2][0] = 'x';  // the row of step 1
-  {
-    std::ofstream f(csv, std::ios::trunc);
-    for (const auto& l : lines) f << l << "\n";
+  for (std::int64_t step = 0; step < 6; ++step) {
+    KernelRecord r;
+    r.kernel = "k";
+    r.ms = 0.5;
+    t.add(step, r);
   }
-  try {
-    Telemetry::truncate_csv(csv.string(), 10);
-    FAIL() << "no error for a damaged row";
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_EQ(m.rfind(csv.string() + ":3: step 'x'", 0), 0u) << m;
-    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  }
-  EXPECT_EQ(lines_of(csv), lines) << "the file is left as it was";
+  t.append_csv(csv.string());
+  const std::uint64_t bytes = t.csv_bytes(), fnv = t.csv_fnv1a();
+  const auto lines = lines_of(csv);
+  auto damaged = [&](const std::string& label, const std::string& text, const std::string& expected) {
+    { std::ofstream(csv, std::ios::binary | std::ios::trunc) << text; }
+    try {
+      Telemetry::read_csv_part(csv.string(), bytes, fnv, 5);
+      ADD_FAILURE() << label << ": no error";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind(csv.string() + expected, 0), 0u) << label << ": " << m;
+      EXPECT_EQ(m.find_first_of("\n\r\x07\x1b"), std::string::npos) << label << ": " << m;
+    }
+    std::ifstream f(csv, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    EXPECT_EQ(ss.str(), text) << label << ": the file is left as it was";
+  };
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  damaged("cut short", all.substr(0, all.size() - 30), ": " + std::to_string(bytes - 30) + " bytes, fewer than the ");
+  std::string digit = all;
+  digit[all.find(",0.5,", lines[0].size() + 1 + lines[1].size()) + 3] = '4';  // the ms of step 1: 0.4, still a row
+  damaged("a changed digit", digit, ": its first ");
+  std::string row = all;
+  row.replace(lines[0].size() + 1, lines[1].size(), "x,k,garbage\x07\x1b[31m");
+  damaged("a garbled row", row, ":2: not a telemetry row (binary data)");
+  std::string noise(4096, '\0');
+  std::mt19937 rng(7);
+  for (char& c : noise) c = char(rng());
+  noise[100] = '\n';
+  damaged("random bytes", noise, ":1: not tiersim's telemetry header");
 }

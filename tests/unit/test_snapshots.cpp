@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "io/restart_pruning.hpp"
 #include "io/snapshot_readers.hpp"
 #include "io/snapshots.hpp"
 #include "io/vtk_output.hpp"
@@ -664,7 +665,15 @@ TEST(Snapshots, ResumeTruncatesAndAppends) {
   }
   const Bodies later = random_bodies(8, rng);
   {
-    auto s = SnapshotFile::resume(dir.string(), 20);
+    // Rebuilt from the step files alone: the index of the first writer is not read (it is removed
+    // here). A checkpoint at step 25 would hold the observable of step 25; telemetry rows come
+    // from telemetry.csv (here: by hand).
+    fs::remove(dir / "snapshots.h5");
+    SnapshotIndex kept = rebuild_index(dir.string(), RestartPoint{25, 20, {{"e", {{25}, {0.25}, {25.0}}}}});
+    EXPECT_EQ(kept.info.case_toml, test_info().case_toml);
+    EXPECT_EQ(kept.observables.at("e").step, (std::vector<std::int64_t>{0, 10, 20, 25}));
+    for (std::int64_t t = 0; t <= 20; t += 10) kept.telemetry.push_back({t, "k", "", "", 0, 0, 0, 0, 0, false, 0, 0});
+    auto s = SnapshotFile::resume(dir.string(), kept);
     EXPECT_EQ(s->last_particle_step(), 20);
     EXPECT_EQ(particle_steps(dir.string()), (std::vector<std::int64_t>{0, 10, 20}));
     EXPECT_EQ(count(slurp(dir / "snapshots.xmf"), "Polyvertex"), 3);
@@ -684,7 +693,8 @@ TEST(Snapshots, ResumeTruncatesAndAppends) {
             (std::vector<std::int64_t>{0, 10, 20, 30}));
   EXPECT_EQ(read_ds<std::int64_t>(f.id, "/particles/all/velocity/step", H5T_NATIVE_INT64).size(), 4u);
   EXPECT_EQ(dims_of(f.id, "/particles/all/box/edges/value")[0], 4u);
-  EXPECT_EQ(read_ds<double>(f.id, "/observables/e/value", H5T_NATIVE_DOUBLE), (std::vector<double>{0, 10, 20, 30.5}));
+  EXPECT_EQ(read_ds<double>(f.id, "/observables/e/value", H5T_NATIVE_DOUBLE),
+            (std::vector<double>{0, 10, 20, 25, 30.5}));
   EXPECT_EQ(read_ds<std::int64_t>(f.id, "/fields/phi/step", H5T_NATIVE_INT64),
             (std::vector<std::int64_t>{0, 10, 20, 30}));
   EXPECT_FALSE(fs::exists(dir / step_file(40)));  // dropped by the restart
@@ -738,17 +748,65 @@ TEST(Snapshots, MissingStepFileIsNamedAndReadsAsNaN) {
   EXPECT_EQ(u[16], 1.5f);
 }
 
-TEST(Snapshots, ResumeRefusesSomethingElse) {
+// A restart rebuilds the index only from step files of one run, each whole: a missing or damaged
+// one, or one of another run, is an error naming it.
+TEST(Snapshots, RebuildRefusesWhatIsNotTheRun) {
   const fs::path dir = fresh_dir("notarun");
   fs::create_directories(dir);
-  EXPECT_THROW(SnapshotFile::resume(dir.string(), 0), Error);
-  std::ofstream(dir / "snapshots.h5") << "not hdf5";
-  try {
-    SnapshotFile::resume(dir.string(), 0);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("snapshots.h5"), std::string::npos) << e.what();
+  EXPECT_THROW(rebuild_index(dir.string(), RestartPoint{0, 0, {}}), Error);  // no snapshots.d/
+  fs::create_directories(dir / "snapshots.d");
+  std::ofstream(dir / step_file(0)) << "not hdf5";
+  auto error_of = [&](const RestartPoint& at) {
+    try {
+      rebuild_index(dir.string(), at);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error_of({0, 0, {}}).find(step_file(0) + ": cannot open as HDF5"), std::string::npos)
+      << error_of({0, 0, {}});
+  // A run of three snapshots; then each kind of damage in a copy.
+  fs::remove_all(dir);
+  std::mt19937_64 rng(test_seed());
+  {
+    SnapshotFile s(dir.string(), test_info(), false);
+    for (std::int64_t t = 0; t <= 2; ++t) {
+      s.write_observables(t, 0.1 * t, {{"e", 1.0 * t}});
+      s.write_particles(t, 0.1 * t, random_bodies(4, rng), 1.0);
+      s.commit();
+    }
   }
+  EXPECT_EQ(error_of({2, 2, {}}), "(no error)");
+  EXPECT_NE(error_of({2, 3, {}}).find("after its own step"), std::string::npos);
+  {
+    // Another run's step file in place of step 1.
+    const fs::path other = fresh_dir("otherrun");
+    RunInfo info = test_info();
+    info.case_toml += "# another\n";
+    SnapshotFile s(other.string(), info, false);
+    for (std::int64_t t = 0; t <= 1; ++t) {
+      s.write_particles(t, 0.1 * t, random_bodies(4, rng), 1.0);
+      s.commit();
+    }
+    fs::copy_file(dir / step_file(1), dir / "step1.bak");
+    fs::copy_file(other / step_file(1), dir / step_file(1), fs::copy_options::overwrite_existing);
+    EXPECT_NE(error_of({2, 2, {}}).find(step_file(1) + ": of another run"), std::string::npos) << error_of({2, 2, {}});
+    fs::rename(dir / "step1.bak", dir / step_file(1));
+  }
+  // Cut short by a few bytes: HDF5 sees the file is shorter than its superblock says.
+  fs::copy_file(dir / step_file(1), dir / "step1.bak");
+  fs::resize_file(dir / step_file(1), fs::file_size(dir / step_file(1)) - 8);
+  EXPECT_NE(error_of({2, 2, {}}).find(step_file(1) + ": cannot open as HDF5"), std::string::npos)
+      << error_of({2, 2, {}});
+  // Missing.
+  fs::remove(dir / step_file(1));
+  EXPECT_NE(error_of({2, 2, {}}).find(step_file(1) + ": missing"), std::string::npos) << error_of({2, 2, {}});
+  fs::rename(dir / "step1.bak", dir / step_file(1));
+  // One the chain does not name, up to the checkpoint.
+  fs::copy_file(dir / step_file(1), dir / step_file(3));
+  EXPECT_NE(error_of({3, 2, {}}).find(step_file(3) + ": a step file up to the checkpoint"), std::string::npos);
+  EXPECT_EQ(error_of({2, 2, {}}), "(no error)");  // after the checkpoint: removed by the restart, not read
 }
 
 TEST(Snapshots, FormatList) {
