@@ -14,6 +14,11 @@
 namespace tiersim {
 namespace fs = std::filesystem;
 
+void ModelState::widen() {
+  for (auto& [name, v] : arrays_f32) arrays.emplace_back(std::move(name), std::vector<double>(v.begin(), v.end()));
+  arrays_f32.clear();
+}
+
 const std::vector<double>& ModelState::array(const std::string& name) const {
   for (const auto& [k, v] : arrays)
     if (k == name) return v;
@@ -40,6 +45,7 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
     h5.numeric_attr<double>(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {v});
   // State arrays: each chunk with a Fletcher32 checksum, so a flipped byte fails the read.
   for (const auto& [name, v] : c.state.arrays) h5.write_checked(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
+  for (const auto& [name, v] : c.state.arrays_f32) h5.write_checked(state, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, v);
   // The restart record.
   const RestartRecord& r = c.record;
   h5.numeric_attr<std::int64_t>(root, "last_snapshot_step", H5T_STD_I64LE, H5T_NATIVE_INT64, {r.last_snapshot_step});
@@ -116,8 +122,9 @@ Checkpoint read_checkpoint(const std::string& dir) {
     c.state.scalars.emplace_back(name, h5.read_scalar_attr<double>(state, name, H5T_NATIVE_DOUBLE));
   for (const std::string& name : link_names(state)) {
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
+    // fp32 arrays (4 bytes a value) are read as doubles too.
     c.state.arrays.emplace_back(
-        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, file_bytes / sizeof(double)));
+        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, file_bytes / sizeof(float)));
   }
   // The restart record (none in a checkpoint of an older tiersim).
   RestartRecord& r = c.record;

@@ -23,6 +23,11 @@ inline constexpr const char* kCheckpointName = "checkpoint.h5";
 
 struct ModelState {
   std::vector<std::pair<std::string, std::vector<double>>> arrays;
+  // Arrays of an fp32 run, kept and written in their own precision (half the bytes of doubles);
+  // a checkpoint reads every array back into `arrays` (exact: each float is a double).
+  std::vector<std::pair<std::string, std::vector<float>>> arrays_f32;
+  // arrays_f32 moved into arrays as doubles (what restarts and tests read).
+  void widen();
   std::vector<std::pair<std::string, double>> scalars;
   const std::vector<double>& array(const std::string& name) const;  // throws Error if missing
   double scalar(const std::string& name) const;

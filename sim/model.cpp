@@ -16,7 +16,9 @@ void Model::write_snapshot(SnapshotFile& out, std::int64_t step, double time) {
 ModelState Model::save_state() {
   const auto staged = stage_output(0, 0.0);
   staged->wait();
-  return staged->state();
+  ModelState s = staged->state();
+  s.widen();
+  return s;
 }
 void Model::load_state(const ModelState&) { throw Error(name() + ": restarts are not supported for this model"); }
 void Model::inject_nan(std::int64_t) { throw Error(name() + ": NaN injection is not supported for this model"); }

@@ -85,13 +85,13 @@ struct StagedFields final : StagedOutput {
   }
   ModelState state() const override {
     ModelState st;
+    // In the run's precision: an fp32 checkpoint holds floats (half the bytes to write).
     for (std::size_t f = 0; f < buffers.size(); ++f) {
-      std::vector<double> v(points);
+      const std::string name = "field" + std::to_string(f);
       if (fp64)
-        std::copy_n(buffers[f].as<double>(), points, v.begin());
+        st.arrays.emplace_back(name, std::vector<double>(buffers[f].as<double>(), buffers[f].as<double>() + points));
       else
-        std::copy_n(buffers[f].as<float>(), points, v.begin());
-      st.arrays.emplace_back("field" + std::to_string(f), std::move(v));
+        st.arrays_f32.emplace_back(name, std::vector<float>(buffers[f].as<float>(), buffers[f].as<float>() + points));
     }
     st.scalars = scalars;
     return st;

@@ -121,7 +121,9 @@ class StencilCuda final : public StencilEngine {
         for (int i = 0; i < p_.nx; ++i) hv(i, j, k) = T(v[(std::size_t(k) * p_.ny + j) * p_.nx + i]);
     TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
                        "stencil field upload");
+    ++state_version_;
     fixed_halos_ready_ = false;  // the upload wrote zeros over that grid's halo
+    periodic_halos_current_ = false;
   }
 
   std::vector<double> download(int field) override {
@@ -146,11 +148,15 @@ class StencilCuda final : public StencilEngine {
   }
 
   void step(double dt) override {
+    ++state_version_;
     // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
     // overwrites, so every grid's halo is filled once (and again after an upload). The window
     // still covers the inputs (last step's outputs): their halos are hot too.
+    // Periodic halos come with the update: it stores the points near each face at their halo
+    // images too (StencilLaunch::mirror), so a halo pass runs only where the inputs' halos are
+    // not current (the first step, after an upload, a temporal pass or a source near a face).
     const bool periodic = p_.boundary == Boundary::Periodic;
-    if (periodic || !fixed_halos_ready_) {
+    if (periodic ? !periodic_halos_current_ : !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
@@ -171,6 +177,7 @@ class StencilCuda final : public StencilEngine {
     l.sm_count = sm_count_;
     l.cc_major = cc_major_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
+    l.mirror = periodic ? p_.radius : 0;
     l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
@@ -196,6 +203,7 @@ class StencilCuda final : public StencilEngine {
       std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
+    periodic_halos_current_ = periodic;
   }
 
   // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh); a single
@@ -205,6 +213,7 @@ class StencilCuda final : public StencilEngine {
       step(dt);
       return 1;
     }
+    ++state_version_;
     cuda::TemporalOptions opt;
     opt.steps = std::min(max_steps, fused_);
     cuda::TemporalParams<T> prm;
@@ -228,20 +237,28 @@ class StencilCuda final : public StencilEngine {
     r.kernel = cost_model.kernel;
     cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
+    periodic_halos_current_ = false;  // a temporal pass writes the interior only
     return n;
   }
 
   void add_point_value(int i, int j, int k, double value) override {
     // Recorded like every launch of a step, so that --counters pairs each profiled launch with a
     // telemetry record (one point: read and written once).
+    ++state_version_;
     timer_.begin("stencil_source_cuda", strategy_);
     cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), stream_);
+    // A point within R of a face has halo images, which this leaves behind.
+    const int R = p_.radius;
+    if (i < R || i >= p_.nx - R || j < R || j >= p_.ny - R || k < R || k >= p_.nz - R) periodic_halos_current_ = false;
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
   }
 
   // One reduction over the field on the device; kFieldStatsPartials doubles per block come back.
   FieldStats stats(int field) override {
     check_field(field, std::size_t(p_.points()));
+    // The diagnostics and the non-finite check of one step ask for the same statistics: one pass.
+    auto& cached = stats_cache_[std::size_t(field)];
+    if (cached.first == state_version_) return cached.second;
     const int blocks =
         cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
     constexpr int np = cuda::kFieldStatsPartials;
@@ -256,6 +273,7 @@ class StencilCuda final : public StencilEngine {
     }
     st.non_finite = std::int64_t(bad);
     st.first_non_finite = st.non_finite > 0 ? std::int64_t(first) : -1;
+    cached = {state_version_, st};
     return st;
   }
 
@@ -354,6 +372,11 @@ class StencilCuda final : public StencilEngine {
   std::uint64_t id_;
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
   bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
+  // Changes of the state (steps, uploads, the source): the statistics of the current one are kept.
+  std::uint64_t state_version_ = 1;
+  std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =
+      std::vector<std::pair<std::uint64_t, FieldStats>>(std::size_t(kStateFields), {0, FieldStats{}});
+  bool periodic_halos_current_ = false;  // Boundary::Periodic: the inputs' halos hold this step's images
   std::size_t grid_stride_ = 0, coeff_slot_ = 0;
   cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]
   std::vector<GridView<T>> views_;

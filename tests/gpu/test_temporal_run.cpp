@@ -37,9 +37,12 @@ std::string case_text(const RunCase& rc, const std::string& tiling) {
   std::string t = "[run]\nmodel = \"stencil\"\ndt = " + dt + "\n[strategy]\nbackend = \"cuda\"\nprecision = \"" +
                   std::string(rc.fp64 ? "fp64" : "fp32") + "\"\ntiling = \"" + tiling + "\"\n[grid]\nnx = 37\nny = 29\n" +
                   "nz = 23\nradius = " + std::to_string(rc.radius) + "\nboundary = \"" +
-                  (rc.fixed ? "fixed" : "periodic") + "\"\nboundary_value = 0.25\n";
+                  (rc.fixed ? "fixed" : "periodic") + "\"\n";
+  // Fixed boundaries hold 0.25 (Gray-Scott: U 0.7 and V 0.2, values of their own).
+  if (rc.equation != "gray-scott") t += "boundary_value = 0.25\n";
   if (rc.equation == "gray-scott") t += "length = 37.0\n";
   t += "[stencil]\nequation = \"" + rc.equation + "\"\n";
+  if (rc.equation == "gray-scott" && rc.fixed) t += "[gray_scott]\nboundary_u = 0.7\nboundary_v = 0.2\n";
   // A short wavelet (alive for about 50 of the 100 steps), so that both regimes are exercised.
   if (rc.equation == "wave") t += "[wave]\ninitial = \"source\"\nsource_frequency = 200.0\n";
   return t;

@@ -90,6 +90,39 @@ void overwrite(const fs::path& file, std::uint64_t offset, const void* bytes, st
 
 }  // namespace
 
+// An fp32 run's arrays are written as 32-bit floats (half the bytes) and read back as the same
+// values in doubles, beside double arrays of the same checkpoint.
+TEST(Checkpoint, Fp32ArraysAreWrittenAsFloatsAndReadBackExactly) {
+  const fs::path dir = fresh_dir("fp32");
+  Checkpoint c = sample_checkpoint(10);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> field((1u << 20) + 5);  // more than one chunk
+  for (float& x : field) x = u(rng);
+  field[17] = 1.0f / 3.0f;  // not exact in fewer bits
+  c.state.arrays_f32.emplace_back("field0", field);
+  write_checkpoint(dir.string(), c);
+  const Checkpoint back = read_checkpoint(dir.string());
+  const std::vector<double>& got = back.state.array("field0");
+  ASSERT_EQ(got.size(), field.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < field.size(); ++i) differ += got[i] != double(field[i]);
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(back.state.array("position"), c.state.array("position"));
+
+  const hid_t f = H5Fopen((dir / "checkpoint.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const hid_t d = H5Dopen2(f, "/state/field0", H5P_DEFAULT);
+  const hid_t t = H5Dget_type(d);
+  EXPECT_EQ(H5Tget_class(t), H5T_FLOAT);
+  EXPECT_EQ(H5Tget_size(t), 4u) << "an fp32 array written in more than 4 bytes a value";
+  H5Tclose(t);
+  H5Dclose(d);
+  H5Fclose(f);
+  // The file holds the floats, not doubles: under 5 bytes a value of the large array.
+  EXPECT_LT(fs::file_size(dir / "checkpoint.h5"), 5 * field.size());
+}
+
 TEST(Checkpoint, RoundTripsExactlyWithChecksummedArrays) {
   const fs::path dir = fresh_dir("roundtrip");
   Checkpoint c = sample_checkpoint(100);
