@@ -14,6 +14,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 OutputQueue::OutputQueue(int slots) : slots_(slots < 1 ? 1 : slots), thread_([this] { run(); }) {}
 
+int OutputQueue::slots() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return slots_;
+}
+
+void OutputQueue::set_slots(int slots) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    slots_ = slots < 1 ? 1 : slots;
+  }
+  cv_.notify_all();
+}
+
 OutputQueue::~OutputQueue() {
   {
     std::lock_guard<std::mutex> lk(mu_);

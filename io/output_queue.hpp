@@ -32,7 +32,9 @@ class OutputQueue {
   // Rethrows a job's error, if one failed (cheap: a check per step).
   void rethrow();
 
-  int slots() const { return slots_; }
+  int slots() const;
+  // Changes the number of heavy jobs in flight (at least 1); waiting submitters see it at once.
+  void set_slots(int slots);
   // Totals: seconds the loop waited for a slot or a drain; seconds the writer spent in jobs.
   double waited_seconds() const;
   double busy_seconds() const;
@@ -43,7 +45,7 @@ class OutputQueue {
     std::function<void()> fn;
     bool heavy;
   };
-  const int slots_;
+  int slots_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;

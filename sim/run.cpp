@@ -16,6 +16,7 @@
 
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
+#include "base/host_memory.hpp"
 #include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
 #include "io/safe_files.hpp"
@@ -252,7 +253,7 @@ RunResult run_case(const RunOptions& o) {
   // the checkpoint's step has none.
   std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
   RunBreakdown wall;
-  wall.slots = output_slots;
+  wall.slots = output_slots > 0 ? output_slots : 2;
   wall.timing_every = s.tuning.timing_every;
   auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto timed = [&](double& into, auto&& f) {
@@ -282,7 +283,8 @@ RunResult run_case(const RunOptions& o) {
   SnapshotFile& index = *out_shared;
   // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
   // from the loop still leaves every staged snapshot written).
-  OutputQueue queue(output_slots);
+  OutputQueue queue(output_slots > 0 ? output_slots : 2);
+  bool slots_sized = output_slots > 0;
   auto emit = [&](bool snap, bool ckpt) {
     if (!o.state_output) {
       if (snap) wall.writer_wait += queue.submit([&index] { index.commit(); });
@@ -290,6 +292,15 @@ RunResult run_case(const RunOptions& o) {
     }
     std::shared_ptr<StagedOutput> staged;
     timed(wall.staging, [&] { staged = model->stage_output(step, time); });
+    if (!slots_sized) {
+      // run.output_slots = 0: as many staged states as a quarter of the available host memory
+      // holds (2 to 64), so that the steps run ahead of a slow disk while memory allows.
+      slots_sized = true;
+      const double one = std::max(1.0, staged->bytes());
+      const double fit = 0.25 * double(host_memory_available()) / one;
+      queue.set_slots(int(std::clamp(fit, 2.0, 64.0)));
+      wall.slots = queue.slots();
+    }
     const std::int64_t at = step;
     const double t = time;
     Checkpoint head{at, t, model->name(), c.effective_toml(), {}, {}};

@@ -2,6 +2,8 @@
 #include "kernels/cuda/staging.cuh"
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 #include <string>
 #include <utility>
@@ -11,8 +13,36 @@
 
 namespace tiersim {
 
+namespace {
+
+// Pinned blocks of released buffers, by size, for the next output's staging: page-locking a
+// block costs about 0.2 s per GB and cudaFreeHost synchronises the device, so every snapshot
+// paid both. At most kPooled blocks are kept; the process's exit frees them (never destroyed: a
+// static destructor would run after the CUDA runtime's).
+constexpr std::size_t kPooled = 64;
+struct PinnedPool {
+  std::mutex mu;
+  std::multimap<std::size_t, void*> free;
+};
+PinnedPool& pinned_pool() {
+  static PinnedPool* p = new PinnedPool;
+  return *p;
+}
+
+}  // namespace
+
 HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
+  {
+    PinnedPool& pool = pinned_pool();
+    std::lock_guard<std::mutex> lk(pool.mu);
+    if (auto it = pool.free.find(bytes); it != pool.free.end()) {
+      ptr_ = it->second;
+      pinned_ = true;
+      pool.free.erase(it);
+      return;
+    }
+  }
   if (query_device().usable) {
     const cudaError_t err = cudaMallocHost(&ptr_, bytes);
     if (err == cudaSuccess) {
@@ -28,10 +58,17 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
 
 void HostBuffer::release() noexcept {
   if (!ptr_) return;
-  if (pinned_)
-    cudaFreeHost(ptr_);
-  else
+  if (pinned_) {
+    PinnedPool& pool = pinned_pool();
+    std::lock_guard<std::mutex> lk(pool.mu);
+    if (pool.free.size() < kPooled) {
+      pool.free.emplace(bytes_, ptr_);
+    } else {
+      cudaFreeHost(ptr_);
+    }
+  } else {
     std::free(ptr_);
+  }
   ptr_ = nullptr;
 }
 

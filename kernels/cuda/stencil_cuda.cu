@@ -123,7 +123,6 @@ class StencilCuda final : public StencilEngine {
                        "stencil field upload");
     ++state_version_;
     fixed_halos_ready_ = false;  // the upload wrote zeros over that grid's halo
-    periodic_halos_current_ = false;
   }
 
   std::vector<double> download(int field) override {
@@ -152,11 +151,8 @@ class StencilCuda final : public StencilEngine {
     // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
     // overwrites, so every grid's halo is filled once (and again after an upload). The window
     // still covers the inputs (last step's outputs): their halos are hot too.
-    // Periodic halos come with the update: it stores the points near each face at their halo
-    // images too (StencilLaunch::mirror), so a halo pass runs only where the inputs' halos are
-    // not current (the first step, after an upload, a temporal pass or a source near a face).
     const bool periodic = p_.boundary == Boundary::Periodic;
-    if (periodic ? !periodic_halos_current_ : !fixed_halos_ready_) {
+    if (periodic || !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
@@ -177,7 +173,6 @@ class StencilCuda final : public StencilEngine {
     l.sm_count = sm_count_;
     l.cc_major = cc_major_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
-    l.mirror = periodic ? p_.radius : 0;
     l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
@@ -203,7 +198,6 @@ class StencilCuda final : public StencilEngine {
       std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
-    periodic_halos_current_ = periodic;
   }
 
   // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh); a single
@@ -237,7 +231,6 @@ class StencilCuda final : public StencilEngine {
     r.kernel = cost_model.kernel;
     cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
-    periodic_halos_current_ = false;  // a temporal pass writes the interior only
     return n;
   }
 
@@ -247,9 +240,6 @@ class StencilCuda final : public StencilEngine {
     ++state_version_;
     timer_.begin("stencil_source_cuda", strategy_);
     cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), stream_);
-    // A point within R of a face has halo images, which this leaves behind.
-    const int R = p_.radius;
-    if (i < R || i >= p_.nx - R || j < R || j >= p_.ny - R || k < R || k >= p_.nz - R) periodic_halos_current_ = false;
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
   }
 
@@ -376,7 +366,6 @@ class StencilCuda final : public StencilEngine {
   std::uint64_t state_version_ = 1;
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =
       std::vector<std::pair<std::uint64_t, FieldStats>>(std::size_t(kStateFields), {0, FieldStats{}});
-  bool periodic_halos_current_ = false;  // Boundary::Periodic: the inputs' halos hold this step's images
   std::size_t grid_stride_ = 0, coeff_slot_ = 0;
   cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]
   std::vector<GridView<T>> views_;

@@ -25,10 +25,6 @@ struct StencilLaunch {
   GridView<T> in[Eq::kFields], out[Eq::kFields];
   const T* prev = nullptr;
   int xlimit = 0;  // pitch - xoff: a 16-byte vector starting at x < xlimit lies inside its row
-  // Periodic boundaries: the radius, and the update also stores every point within it of a face
-  // at the point's images in the outputs' halos, so the next step needs no halo pass; 0: it
-  // stores the interior only (fixed boundaries: their halos are filled once).
-  int mirror = 0;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
@@ -38,8 +34,7 @@ struct StencilLaunchInfo {
   double bytes_modelled;  // what the access pattern requests from L2/DRAM (reads + writes)
 };
 
-// One update of every interior point (and, with l.mirror, the outputs' periodic halos); the
-// halos of the inputs must be filled.
+// One update of every interior point; the halos of the inputs must be filled.
 template <class T, class Eq>
 StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStream_t s);
 

@@ -30,7 +30,6 @@ struct Args {
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
   int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
-  int mirror;         // StencilLaunch::mirror: periodic halo images stored with the update (0: none)
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
   typename Eq::template Params<T> prm;
@@ -50,7 +49,6 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.prm = l.params;
   a.zchunk = 0;
   a.pace = 0;
-  a.mirror = l.mirror;
   a.gx0 = a.gy0 = a.gz0 = 0;
   return a;
 }
@@ -121,32 +119,6 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
   }
 }
 
-// Periodic boundaries (a.mirror = R): the new values v of interior point (x, y, z), at offset
-// `at`, also go to the point's images in the outputs' halos: x + nx where x < R, x - nx where
-// x >= nx - R, the same in y and z, and their combinations (edges, corners), which is what the
-// halo pass would copy there. A point farther than R from every face stores nothing more.
-template <class T, class Eq>
-__device__ __forceinline__ void store_halo_images(const Args<T, Eq>& a, int x, int y, int z, long long at,
-                                                  const T (&v)[Eq::kFields]) {
-  const int m = a.mirror;
-  if (x >= m && x < a.nx - m && y >= m && y < a.ny - m && z >= m && z < a.nz - m) return;
-  long long dx[3] = {0, 0, 0}, dy[3] = {0, 0, 0}, dz[3] = {0, 0, 0};
-  int cx = 1, cy = 1, cz = 1;
-  if (x < m) dx[cx++] = a.nx;
-  if (x >= a.nx - m) dx[cx++] = -a.nx;
-  if (y < m) dy[cy++] = a.ny * a.sy;
-  if (y >= a.ny - m) dy[cy++] = -a.ny * a.sy;
-  if (z < m) dz[cz++] = a.nz * a.sz;
-  if (z >= a.nz - m) dz[cz++] = -a.nz * a.sz;
-  for (int k = 0; k < cz; ++k)
-    for (int j = 0; j < cy; ++j)
-      for (int i = (j == 0 && k == 0) ? 1 : 0; i < cx; ++i) {
-        const long long d = at + dx[i] + dy[j] + dz[k];
-        a.out0[d] = v[0];
-        if constexpr (Eq::kFields == 2) a.out1[d] = v[Eq::kFields - 1];
-      }
-}
-
 // The updates and stores of this thread's RY rows of VW points of plane z: the equation's point
 // update from the centre values (queue slot c of q), the Laplacians and, with a previous level,
 // u(t - dt) (up), then one 16-byte store per row and field (element stores at the grid's right
@@ -180,16 +152,6 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
           p0[e] = o[0].e[e];
           if constexpr (NS == 2) p1[e] = o[NS - 1].e[e];
         }
-      }
-      if (a.mirror) {
-        const int m = a.mirror, y = y0 + r;
-        if (x0 < m || x0 + VW > a.nx - m || y < m || y >= a.ny - m || z < m || z >= a.nz - m)
-          for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
-            T v[NS];
-#pragma unroll
-            for (int f = 0; f < NS; ++f) v[f] = o[f].e[e];
-            store_halo_images(a, x0 + e, y, z, at + e, v);
-          }
       }
     }
   }

