@@ -207,7 +207,9 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
   for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 1, 40, Boundary::Fixed},
                       Run{Equation::Heat, 2, 60, Boundary::Fixed},
                       Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
-                      Run{Equation::GrayScott, 2, 100, Boundary::Fixed}}) {
+                      Run{Equation::GrayScott, 2, 100, Boundary::Fixed},
+                      Run{Equation::AllenCahn, 4, 60, Boundary::Periodic},
+                      Run{Equation::AllenCahn, 1, 100, Boundary::Fixed}}) {
     StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
     p.boundary = r.bc;
     p.boundary_value = 0.7;
