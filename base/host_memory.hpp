@@ -6,6 +6,6 @@
 #include <string>
 
 namespace tiersim {
-std::size_t host_memory_available();  // MemAvailable from /proc/meminfo (0 if unknown)
+std::size_t host_memory_available();                                   // MemAvailable from /proc/meminfo (0 if unknown)
 void check_host_memory(double bytes_needed, const std::string& what);  // throws Error
 }  // namespace tiersim

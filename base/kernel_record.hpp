@@ -12,18 +12,22 @@
 namespace tiersim {
 
 struct KernelRecord {
-  std::string kernel;        // e.g. "nbody_forces_tiled"
-  std::int64_t step = -1;    // the step that launched it (-1: whichever step takes the record)
-  std::string strategy;      // e.g. "cuda/soa/fp32/shared"
-  double ms = 0;             // elapsed time of this launch
+  std::string kernel;           // e.g. "nbody_forces_tiled"
+  std::int64_t step = -1;       // the step that launched it (-1: whichever step takes the record)
+  std::string strategy;         // e.g. "cuda/soa/fp32/shared"
+  double ms = 0;                // elapsed time of this launch
   double bytes_compulsory = 0;  // each input read once, each output written once
   double bytes_modelled = 0;    // what this access pattern actually requests from DRAM (model)
   double flops = 0;
-  double work = 0;              // interactions (nbody forces) or points (stencils, kick, drift)
-  std::string work_unit;        // "interactions", "points", "bodies"
-  bool l2_window = false;       // an L2 access-policy window was active for this launch
+  double work = 0;         // interactions (nbody forces) or points (stencils, kick, drift)
+  std::string work_unit;   // "interactions", "points", "bodies"
+  bool l2_window = false;  // an L2 access-policy window was active for this launch
   double l2_window_bytes = 0;
   double l2_hit_ratio = 0;
+  // The bandwidth "% of ceiling" compares with: 0, the copy bandwidth measured at start-up; a
+  // positive figure, another measured link (device-to-host copies: the pinned link); negative,
+  // none (file writes).
+  double ceiling_gbs = 0;
 };
 
 // A record with the step it belongs to: one row of telemetry.

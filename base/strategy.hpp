@@ -119,7 +119,9 @@ struct Flag<L2Persist> {
 };
 
 template <class E>
-concept StrategyFlag = requires { Flag<E>::values; };
+concept StrategyFlag = requires {
+  Flag<E>::values;
+};
 
 template <StrategyFlag E>
 const char* name(E v) {
@@ -196,8 +198,8 @@ struct Tuning {
   StencilL2Target l2_target = StencilL2Target::Auto;
   double l2_fill = kDefaultL2Fill;
   bool l2_miss_streaming = true;  // window lines not made persisting: streaming (true) or normal
-  bool kernel_timing = true;       // CUDA events around launches (false: ms = 0, no events)
-  std::int64_t timing_every = 1;   // time the launches of every n-th step only
+  bool kernel_timing = true;      // CUDA events around launches (false: ms = 0, no events)
+  std::int64_t timing_every = 1;  // time the launches of every n-th step only
   // Whether a launch of `step` is timed.
   bool timed_at(std::int64_t step) const { return kernel_timing && step % (timing_every < 1 ? 1 : timing_every) == 0; }
 };

@@ -18,13 +18,21 @@ struct alignas(4 * sizeof(T)) Vec4 {
 };
 
 template <class T>
-TIERSIM_HD inline Vec3<T> operator+(Vec3<T> a, Vec3<T> b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+TIERSIM_HD inline Vec3<T> operator+(Vec3<T> a, Vec3<T> b) {
+  return {a.x + b.x, a.y + b.y, a.z + b.z};
+}
 template <class T>
-TIERSIM_HD inline Vec3<T> operator-(Vec3<T> a, Vec3<T> b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+TIERSIM_HD inline Vec3<T> operator-(Vec3<T> a, Vec3<T> b) {
+  return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
 template <class T>
-TIERSIM_HD inline Vec3<T> operator*(T s, Vec3<T> a) { return {s * a.x, s * a.y, s * a.z}; }
+TIERSIM_HD inline Vec3<T> operator*(T s, Vec3<T> a) {
+  return {s * a.x, s * a.y, s * a.z};
+}
 template <class T>
-TIERSIM_HD inline T dot(Vec3<T> a, Vec3<T> b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+TIERSIM_HD inline T dot(Vec3<T> a, Vec3<T> b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z;
+}
 template <class T>
 TIERSIM_HD inline Vec3<T> cross(Vec3<T> a, Vec3<T> b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};

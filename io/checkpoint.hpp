@@ -12,6 +12,8 @@
 
 namespace tiersim {
 
+inline constexpr const char* kCheckpointName = "checkpoint.h5";
+
 struct ModelState {
   std::vector<std::pair<std::string, std::vector<double>>> arrays;
   std::vector<std::pair<std::string, double>> scalars;
@@ -22,8 +24,8 @@ struct ModelState {
 struct Checkpoint {
   std::int64_t step = 0;
   double time = 0;
-  std::string model;     // "nbody", "stencil/heat", ...
-  std::string case_toml; // the effective case of the run
+  std::string model;      // "nbody", "stencil/heat", ...
+  std::string case_toml;  // the effective case of the run
   ModelState state;
 };
 

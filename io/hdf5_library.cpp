@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 
 #include "base/error.hpp"
 
@@ -61,7 +62,9 @@ std::string hdf5_error_reason() {
 }
 
 void silence_hdf5_errors() {
-  static const bool done = [] {
+  // Per thread: a thread-safe HDF5 keeps an error stack (and its printing) per thread, and the
+  // output thread writes files too.
+  thread_local const bool done = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
@@ -70,6 +73,32 @@ void silence_hdf5_errors() {
 
 [[noreturn]] void hdf5_fail(const std::string& file, const std::string& what) {
   throw Error(file + ": " + what + ": " + hdf5_error_reason());
+}
+
+Hdf5Handle file_access_plist(const std::string& file) {
+  Hdf5Handle fapl(hdf5_check(H5Pcreate(H5P_FILE_ACCESS), file, "property list"), H5Pclose);
+  hdf5_check_status(H5Pset_file_locking(fapl, 0, 1), file, "file locking property");
+  return fapl;
+}
+
+Hdf5Handle open_for_reading(const std::string& path) {
+  silence_hdf5_errors();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error(path + ": no such file");
+  Hdf5Handle fapl = file_access_plist(path);
+  return Hdf5Handle(hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), path, "cannot open as HDF5"), H5Fclose);
+}
+
+std::vector<std::string> link_names(hid_t group) {
+  std::vector<std::string> names;
+  H5Literate(
+      group, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr,
+      [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(n);
+        return 0;
+      },
+      &names);
+  return names;
 }
 
 }  // namespace tiersim

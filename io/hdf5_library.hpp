@@ -1,5 +1,6 @@
-// What io/snapshots.cpp and io/checkpoint.cpp share about the HDF5 library itself: owning and
-// closing identifiers, one-line errors, and the library's shutdown at exit.
+// Everything tiersim does with the HDF5 library, in one place: owning and closing identifiers,
+// one-line errors, the library's shutdown at exit, and the checked calls (groups, datasets,
+// attributes, strings, virtual datasets) that the snapshot files and the checkpoint share.
 //
 // Why tiersim shuts HDF5 down itself: in HDF5 1.10 (Debian 12 ships 1.10.8) a close that fails,
 // typically H5Fclose whose last flush hits a full disk, frees the object but keeps its identifier
@@ -13,7 +14,13 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
+#include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
+
+#include "base/error.hpp"
 
 namespace tiersim {
 
@@ -69,6 +76,248 @@ class Hdf5Handle {
  private:
   hid_t id_ = -1;
   herr_t (*close_)(hid_t) = nullptr;
+};
+
+// A file access property list without HDF5's file lock: ParaView, h5py and `tiersim` itself may
+// read the last flushed snapshot while a run is still writing (HDF5 1.10's lock would make them
+// fail with "unable to lock file").
+Hdf5Handle file_access_plist(const std::string& file);
+
+// Opens an existing HDF5 file read-only (an Error naming it when missing or not HDF5).
+Hdf5Handle open_for_reading(const std::string& path);
+
+// Names of the links in one group, in name order (names of any length).
+std::vector<std::string> link_names(hid_t group);
+
+// HDF5 calls about one file, each checked: a failure throws Error "FILE: what: reason".
+class Hdf5Calls {
+ public:
+  std::string file;  // every message starts with it
+
+  Hdf5Handle group(hid_t loc, const std::string& name) const {
+    return {hdf5_check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open group " + name), H5Gclose};
+  }
+  Hdf5Handle make_group(hid_t loc, const std::string& name) const {
+    return {hdf5_check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                       "cannot create group " + name),
+            H5Gclose};
+  }
+  Hdf5Handle dataset(hid_t loc, const std::string& name) const {
+    return {hdf5_check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open dataset " + name), H5Dclose};
+  }
+  bool exists(hid_t loc, const std::string& path) const {
+    // Walk the path: H5Lexists fails (rather than returning false) on a missing intermediate.
+    std::string sofar;
+    std::size_t start = path[0] == '/' ? 1 : 0;
+    if (start) sofar = "/";
+    while (start <= path.size()) {
+      const auto slash = path.find('/', start);
+      const std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+      sofar += (sofar.empty() || sofar == "/" ? "" : "/") + part;
+      const htri_t e = H5Lexists(loc, sofar.c_str(), H5P_DEFAULT);
+      if (e < 0) hdf5_fail(file, "cannot look up " + sofar);
+      if (e == 0) return false;
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    return true;
+  }
+
+  std::vector<hsize_t> dims(hid_t dset, const std::string& name) const {
+    Hdf5Handle sp(hdf5_check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(sp);
+    if (rank < 0) hdf5_fail(file, "rank of " + name);
+    std::vector<hsize_t> d(static_cast<std::size_t>(rank));
+    if (rank > 0 && H5Sget_simple_extent_dims(sp, d.data(), nullptr) < 0) hdf5_fail(file, "shape of " + name);
+    return d;
+  }
+
+  template <class T>
+  std::vector<T> read_all(hid_t dset, const std::string& name, hid_t memtype) const {
+    const std::vector<hsize_t> d = dims(dset, name);
+    hsize_t n = 1;
+    for (hsize_t x : d) n *= x;
+    std::vector<T> out(n);
+    if (n > 0)
+      hdf5_check_status(H5Dread(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    return out;
+  }
+
+  // Reads row `row` of value[T][rest...] into doubles.
+  std::vector<double> read_row(hid_t dset, const std::string& name, hsize_t row) const {
+    const std::vector<hsize_t> d = dims(dset, name);
+    std::vector<hsize_t> start(d.size(), 0), count = d;
+    start[0] = row;
+    count[0] = 1;
+    hsize_t n = 1;
+    for (std::size_t k = 1; k < d.size(); ++k) n *= d[k];
+    std::vector<double> out(n);
+    Hdf5Handle fsp(hdf5_check(H5Dget_space(dset), file, "dataspace of " + name), H5Sclose);
+    hdf5_check_status(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                      "selection in " + name);
+    Hdf5Handle msp(hdf5_check(H5Screate_simple(int(count.size()), count.data(), nullptr), file, "memory dataspace"),
+                   H5Sclose);
+    hdf5_check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, msp, fsp, H5P_DEFAULT, out.data()), file, "cannot read " + name);
+    return out;
+  }
+
+  void write_fixed(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<hsize_t>& d,
+                   const void* data) const {
+    Hdf5Handle sp(hdf5_check(H5Screate_simple(int(d.size()), d.data(), nullptr), file, "dataspace for " + name),
+                  H5Sclose);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                             "cannot create dataset " + name),
+                  H5Dclose);
+    hdf5_check_status(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, "cannot write " + name);
+  }
+
+  Hdf5Handle string_type(std::size_t len) const {
+    Hdf5Handle t(hdf5_check(H5Tcopy(H5T_C_S1), file, "string type"), H5Tclose);
+    hdf5_check_status(H5Tset_size(t, std::max<std::size_t>(len, 1)), file, "string type");
+    hdf5_check_status(H5Tset_strpad(t, H5T_STR_NULLPAD), file, "string type");
+    return t;
+  }
+
+  void string_attr(hid_t obj, const std::string& name, const std::string& value) const {
+    Hdf5Handle t = string_type(value.size());
+    Hdf5Handle sp(hdf5_check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+                            "cannot create attribute " + name),
+                 H5Aclose);
+    std::string buf = value.empty() ? std::string(1, '\0') : value;
+    hdf5_check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
+  }
+
+  void string_array_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) const {
+    std::size_t len = 1;
+    for (const auto& v : values) len = std::max(len, v.size());
+    Hdf5Handle t = string_type(len);
+    std::string buf(len * values.size(), '\0');
+    for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&buf[i * len], values[i].data(), values[i].size());
+    const hsize_t n = values.size();
+    Hdf5Handle sp(hdf5_check(H5Screate_simple(1, &n, nullptr), file, "dataspace"), H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+                            "cannot create attribute " + name),
+                 H5Aclose);
+    hdf5_check_status(H5Awrite(a, t, buf.data()), file, "cannot write attribute " + name);
+  }
+
+  template <class T>
+  void numeric_attr(hid_t obj, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
+    const hsize_t n = v.size();
+    Hdf5Handle sp(hdf5_check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), file, "dataspace"),
+                  H5Sclose);
+    Hdf5Handle a(hdf5_check(H5Acreate2(obj, name.c_str(), filetype, sp, H5P_DEFAULT, H5P_DEFAULT), file,
+                            "cannot create attribute " + name),
+                 H5Aclose);
+    hdf5_check_status(H5Awrite(a, memtype, v.data()), file, "cannot write attribute " + name);
+  }
+
+  std::vector<double> read_double_attr(hid_t obj, const std::string& name) const {
+    Hdf5Handle a(hdf5_check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
+    Hdf5Handle sp(hdf5_check(H5Aget_space(a), file, "dataspace of attribute " + name), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(sp);
+    if (n < 0) hdf5_fail(file, "size of attribute " + name);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    hdf5_check_status(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), file, "cannot read attribute " + name);
+    return v;
+  }
+
+  // An attribute that must hold exactly one value.
+  template <class T>
+  T read_scalar_attr(hid_t obj, const std::string& name, hid_t memtype) const {
+    Hdf5Handle a(hdf5_check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot read attribute " + name), H5Aclose);
+    Hdf5Handle sp(hdf5_check(H5Aget_space(a), file, "cannot read attribute " + name), H5Sclose);
+    if (H5Sget_simple_extent_npoints(sp) != 1) throw Error(file + ": attribute " + name + " is not one value");
+    T v{};
+    hdf5_check_status(H5Aread(a, memtype, &v), file, "cannot read attribute " + name);
+    return v;
+  }
+
+  // Names of the attributes of obj, in name order (names of any length).
+  std::vector<std::string> attribute_names(hid_t obj) const {
+    std::vector<std::string> names;
+    if (H5Aiterate2(
+            obj, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+            [](hid_t, const char* n, const H5A_info_t*, void* data) -> herr_t {
+              static_cast<std::vector<std::string>*>(data)->push_back(n);
+              return 0;
+            },
+            &names) < 0)
+      hdf5_fail(file, "cannot list the attributes");
+    return names;
+  }
+
+  std::string read_string_attr(hid_t obj, const std::string& name) const {
+    Hdf5Handle a(hdf5_check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), file, "cannot open attribute " + name), H5Aclose);
+    Hdf5Handle t(hdf5_check(H5Aget_type(a), file, "type of attribute " + name), H5Tclose);
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0)
+      throw Error(file + ": attribute " + name + " is not a fixed-length string");
+    std::string s(H5Tget_size(t), '\0');
+    hdf5_check_status(H5Aread(a, t, s.data()), file, "cannot read attribute " + name);
+    s.resize(std::strlen(s.c_str()));
+    return s;
+  }
+
+  void string_dataset(hid_t loc, const std::string& name, const std::string& value) const {
+    Hdf5Handle t = string_type(value.size());
+    Hdf5Handle sp(hdf5_check(H5Screate(H5S_SCALAR), file, "dataspace"), H5Sclose);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                             "cannot create dataset " + name),
+                  H5Dclose);
+    std::string buf = value.empty() ? std::string(1, '\0') : value;
+    hdf5_check_status(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), file, "cannot write " + name);
+  }
+
+  std::string read_string_dataset(hid_t loc, const std::string& name) const {
+    Hdf5Handle ds = dataset(loc, name);
+    Hdf5Handle t(hdf5_check(H5Dget_type(ds), file, "type of " + name), H5Tclose);
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0)
+      throw Error(file + ": " + name + " is not a fixed-length string");
+    std::string s(H5Tget_size(t), '\0');
+    hdf5_check_status(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), file, "cannot read " + name);
+    s.resize(std::strlen(s.c_str()));
+    return s;
+  }
+
+  // A virtual dataset `name` of shape vdims under loc whose parts live in other files: each
+  // mapping puts the whole dataset `dataset` of `file` (a path relative to this file's directory:
+  // HDF5 looks there when the reader's working directory differs) at row `row` of the view, or
+  // over the whole view when row < 0. Rows whose file is missing read as NaN, not as zeros.
+  struct ViewPart {
+    std::string file, dataset;
+    long long row = -1;
+  };
+  void make_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
+                 const std::vector<ViewPart>& parts) const {
+    Hdf5Handle vsp(
+        hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name),
+        H5Sclose);
+    Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
+    if (H5Tget_class(filetype) == H5T_FLOAT) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      hdf5_check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
+    }
+    for (const ViewPart& p : parts) {
+      std::vector<hsize_t> sdims = vdims, start(vdims.size(), 0), count = vdims;
+      if (p.row >= 0) {
+        sdims.erase(sdims.begin());
+        start[0] = hsize_t(p.row);
+        count[0] = 1;
+      }
+      Hdf5Handle ssp(
+          hdf5_check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
+          H5Sclose);
+      hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                        "selection for " + name);
+      hdf5_check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
+                        "virtual mapping for " + name);
+    }
+    hdf5_check_status(H5Sselect_all(vsp), file, "selection for " + name);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+                             "cannot create virtual dataset " + name),
+                  H5Dclose);
+  }
 };
 
 }  // namespace tiersim

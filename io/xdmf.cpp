@@ -1,14 +1,11 @@
 #include "io/xdmf.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <map>
 #include <sstream>
 
-#include "base/strategy.hpp"
+#include "io/snapshot_index.hpp"
 
 namespace tiersim {
 
@@ -18,11 +15,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -45,9 +51,9 @@ std::string num(double v) {
 }
 
 void data_item(std::ostringstream& o, const std::string& h5, const XdmfArray& a, const char* indent) {
-  o << indent << "<DataItem Dimensions=\"" << dims_text(a.dims) << "\" NumberType=\""
-    << (a.floating ? "Float" : "Int") << "\" Precision=\"" << a.precision << "\" Format=\"HDF\">"
-    << xml_escape(a.file.empty() ? h5 : a.file) << ":" << xml_escape(a.dataset) << "</DataItem>\n";
+  o << indent << "<DataItem Dimensions=\"" << dims_text(a.dims) << "\" NumberType=\"" << (a.floating ? "Float" : "Int")
+    << "\" Precision=\"" << a.precision << "\" Format=\"HDF\">" << xml_escape(a.file.empty() ? h5 : a.file) << ":"
+    << xml_escape(a.dataset) << "</DataItem>\n";
 }
 
 }  // namespace
@@ -58,7 +64,8 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
        "<!-- tiersim snapshots: open this file in ParaView. Data in snapshots.d/step_*.h5, one file "
        "per output step; "
-    << xml_escape(h5_name) << " indexes them in the H5MD 1.1 layout. -->\n"
+    << xml_escape(h5_name)
+    << " indexes them in the H5MD 1.1 layout. -->\n"
        "<Xdmf xmlns:xi=\"http://www.w3.org/2001/XInclude\" Version=\"3.0\">\n"
        "  <Domain>\n";
   for (const XdmfCollection& c : collections) {
@@ -81,7 +88,8 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
           << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
           << "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
           << num(s.origin[2]) << " " << num(s.origin[1]) << " " << num(s.origin[0]) << "</DataItem>\n"
-          << "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+          << "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
+             "Format=\"XML\">"
           << num(s.spacing[2]) << " " << num(s.spacing[1]) << " " << num(s.spacing[0]) << "</DataItem>\n"
           << "        </Geometry>\n";
       }
@@ -99,36 +107,76 @@ std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfColl
   return o.str();
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(tmp + ": cannot create: " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(tmp + ": write failed: " + std::strerror(e));
+std::vector<XdmfCollection> xdmf_collections(const SnapshotIndex& index) {
+  using Field = SnapshotIndex::Field;
+  const auto& particle_rows = index.particle_rows;
+  const auto& fields = index.fields;
+  const std::uint64_t n_particles = index.n_particles;
+  std::vector<XdmfCollection> out;
+  const int prec = index.double_precision ? 8 : 4;
+  if (!particle_rows.empty()) {
+    const std::string first = step_file_name(particle_rows.front().step);
+    XdmfCollection c{"particles", {}};
+    for (const SnapshotIndex::ParticleRow& row : particle_rows) {
+      const std::string file = step_file_name(row.step);
+      XdmfGridStep s;
+      s.step = row.step;
+      s.time = row.time;
+      s.particles = true;
+      s.points = n_particles;
+      s.position = {"position", file, "/particles/position", {n_particles, 3}, true, prec, true};
+      s.connectivity = {"id", first, "/particles/id", {n_particles}, false, 8, false};
+      s.attributes.push_back({"velocity", file, "/particles/velocity", {n_particles, 3}, true, prec, true});
+      s.attributes.push_back({"mass", first, "/particles/mass", {n_particles}, true, prec, false});
+      s.attributes.push_back({"id", first, "/particles/id", {n_particles}, false, 8, false});
+      c.steps.push_back(std::move(s));
     }
-    done += static_cast<std::size_t>(w);
+    out.push_back(std::move(c));
   }
-  // fsync: the rename must not become durable before the contents (power loss, not only kill -9).
-  const int synced = ::fsync(fd);
-  int e = errno;
-  const int closed = ::close(fd);
-  if (closed != 0) e = errno;
-  if (synced != 0 || closed != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(tmp + ": flush failed: " + std::strerror(e));
+  // Fields sharing a geometry go into one collection: one grid per step with every field
+  // written at that step.
+  std::vector<bool> used(fields.size(), false);
+  int group = 0;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (used[i] || fields[i].rows.empty()) continue;
+    const GridGeometry& g = fields[i].g;
+    auto same = [&](const GridGeometry& o) {
+      return o.nx == g.nx && o.ny == g.ny && o.nz == g.nz && std::equal(o.origin, o.origin + 3, g.origin) &&
+             std::equal(o.spacing, o.spacing + 3, g.spacing);
+    };
+    std::map<std::int64_t, XdmfGridStep> by_step;
+    for (std::size_t j = i; j < fields.size(); ++j) {
+      if (used[j] || !same(fields[j].g)) continue;
+      used[j] = true;
+      const Field& f = fields[j];
+      for (const auto& [step, time] : f.rows) {
+        auto [it, fresh] = by_step.try_emplace(step);
+        XdmfGridStep& s = it->second;
+        if (fresh) {
+          s.step = step;
+          s.time = time;
+          s.particles = false;
+          s.nx = g.nx;
+          s.ny = g.ny;
+          s.nz = g.nz;
+          std::copy(g.origin, g.origin + 3, s.origin);
+          std::copy(g.spacing, g.spacing + 3, s.spacing);
+        }
+        s.attributes.push_back({f.name,
+                                step_file_name(step),
+                                "/fields/" + f.name,
+                                {hsize_t(g.nz), hsize_t(g.ny), hsize_t(g.nx)},
+                                true,
+                                f.double_precision ? 8 : 4,
+                                false});
+      }
+    }
+    XdmfCollection c{group == 0 ? "fields" : "fields_" + std::to_string(group + 1), {}};
+    for (auto& kv : by_step) c.steps.push_back(std::move(kv.second));
+    out.push_back(std::move(c));
+    ++group;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot replace: " + std::strerror(e));
-  }
+  return out;
 }
 
 }  // namespace tiersim

@@ -15,14 +15,16 @@
 
 namespace tiersim {
 
+struct SnapshotIndex;  // io/snapshot_index.hpp
+
 struct XdmfArray {
-  std::string name;                   // attribute name ("velocity"); unused for geometry
-  std::string file;                   // HDF5 file relative to the .xmf (empty: the h5_name below)
-  std::string dataset;                // HDF5 path inside it ("/particles/velocity")
-  std::vector<std::uint64_t> dims;    // slowest first
-  bool floating = true;               // Float or Int
-  int precision = 8;                  // bytes
-  bool vector = false;                // AttributeType Vector (else Scalar)
+  std::string name;                 // attribute name ("velocity"); unused for geometry
+  std::string file;                 // HDF5 file relative to the .xmf (empty: the h5_name below)
+  std::string dataset;              // HDF5 path inside it ("/particles/velocity")
+  std::vector<std::uint64_t> dims;  // slowest first
+  bool floating = true;             // Float or Int
+  int precision = 8;                // bytes
+  bool vector = false;              // AttributeType Vector (else Scalar)
 };
 
 struct XdmfGridStep {
@@ -49,8 +51,7 @@ struct XdmfCollection {
 // The whole document. h5_name: the HDF5 file name relative to the .xmf ("snapshots.h5").
 std::string xdmf_document(const std::string& h5_name, const std::vector<XdmfCollection>& collections);
 
-// Writes text to path.tmp, flushes it to disk, and renames it over path: a reader (or a crash)
-// sees either the old or the new file, never half of one. Throws Error naming the path.
-void write_file_atomically(const std::string& path, const std::string& text);
+// The collections of everything `index` holds: particles, and one per grid geometry.
+std::vector<XdmfCollection> xdmf_collections(const SnapshotIndex& index);
 
 }  // namespace tiersim

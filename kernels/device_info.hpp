@@ -24,11 +24,14 @@ struct DeviceInfo {
   int driver_version = 0, runtime_version = 0;
 };
 
-DeviceInfo query_device();          // cached after the first call
-bool cuda_compiled();               // tiersim built with the CUDA backend
+DeviceInfo query_device();  // cached after the first call
+bool cuda_compiled();       // tiersim built with the CUDA backend
 // Device-to-device copy bandwidth (read + write bytes) of a float4 copy kernel, GB/s.
 // Measured once per process and cached in ~/.cache/tiersim unless remeasure is set.
 double measure_device_copy_gbs(bool remeasure = false);
+// Device-to-host copy bandwidth into pinned host memory (256 MiB, median of 5), GB/s: the link
+// staged output crosses. Measured once per process and cached like the copy bandwidth.
+double measure_pinned_link_gbs(bool remeasure = false);
 // Host memory copy bandwidth (read + write bytes) with the OpenMP threads of this process, GB/s.
 double measure_host_copy_gbs();
 

@@ -49,8 +49,7 @@ class HardwareCounters {
 // kernel to prove the whole chain (permissions, the nvperf host library, the metrics) works,
 // so a caller says "why_not" once and carries on without counters. max_kernels_per_range:
 // the most kernel launches one begin()/end() records.
-std::unique_ptr<HardwareCounters> make_hardware_counters(std::string* why_not,
-                                                         std::size_t max_kernels_per_range = 256);
+std::unique_ptr<HardwareCounters> make_hardware_counters(std::string* why_not, std::size_t max_kernels_per_range = 256);
 
 // A known memory-bound operation for tests and checks of the counters: allocates `bytes` of
 // input (rounded down to 16 bytes) and as much output, fills the input (kernel
@@ -64,18 +63,17 @@ double run_counter_probe_copy(std::size_t bytes);
 // debugging and logs; no CLI involved.
 inline void print_counters_table(std::ostream& os, const std::vector<KernelCounters>& rows) {
   std::ostringstream out;
-  out << std::left << std::setw(44) << "kernel" << std::right << std::setw(14) << "DRAM rd MB"
-      << std::setw(14) << "DRAM wr MB" << std::setw(9) << "L2 hit%" << std::setw(12) << "ms"
-      << std::setw(11) << "DRAM GB/s" << '\n';
+  out << std::left << std::setw(44) << "kernel" << std::right << std::setw(14) << "DRAM rd MB" << std::setw(14)
+      << "DRAM wr MB" << std::setw(9) << "L2 hit%" << std::setw(12) << "ms" << std::setw(11) << "DRAM GB/s" << '\n';
   out << std::fixed;
   for (const KernelCounters& r : rows) {
     std::string name = r.kernel;
     if (name.size() > 43) name = name.substr(0, 40) + "...";
     const double gbs = r.duration_ms > 0 ? (r.dram_read_bytes + r.dram_write_bytes) / (r.duration_ms * 1e6) : 0;
     out << std::left << std::setw(44) << name << std::right << std::setprecision(3) << std::setw(14)
-        << r.dram_read_bytes / 1e6 << std::setw(14) << r.dram_write_bytes / 1e6 << std::setprecision(1)
-        << std::setw(9) << 100.0 * r.l2_hit_rate << std::setprecision(4) << std::setw(12) << r.duration_ms
-        << std::setprecision(1) << std::setw(11) << gbs << '\n';
+        << r.dram_read_bytes / 1e6 << std::setw(14) << r.dram_write_bytes / 1e6 << std::setprecision(1) << std::setw(9)
+        << 100.0 * r.l2_hit_rate << std::setprecision(4) << std::setw(12) << r.duration_ms << std::setprecision(1)
+        << std::setw(11) << gbs << '\n';
   }
   os << out.str();
 }

@@ -24,22 +24,22 @@ L2Support l2_persistence_support();
 // object itself holds.
 struct L2StreamWindow {
   const void* base = nullptr;
-  std::size_t bytes = 0;          // num_bytes read back from the stream (0: no window)
+  std::size_t bytes = 0;  // num_bytes read back from the stream (0: no window)
   float hit_ratio = 0;
-  bool hit_persisting = false;    // hitProp == cudaAccessPropertyPersisting
-  bool miss_streaming = false;    // missProp == cudaAccessPropertyStreaming
-  std::size_t carveout = 0;       // the persisting limit this window set (as read back)
+  bool hit_persisting = false;  // hitProp == cudaAccessPropertyPersisting
+  bool miss_streaming = false;  // missProp == cudaAccessPropertyStreaming
+  std::size_t carveout = 0;     // the persisting limit this window set (as read back)
 };
 
 struct L2ProbeState {
-  std::size_t limit_now = 0;                 // cudaLimitPersistingL2CacheSize now
-  std::vector<L2StreamWindow> live;          // every window object with persistence on
+  std::size_t limit_now = 0;         // cudaLimitPersistingL2CacheSize now
+  std::vector<L2StreamWindow> live;  // every window object with persistence on
   // The last window released: its stream's attribute read back after it was cleared, and the
   // limit before it was set and after it was restored.
   bool released_any = false;
   std::size_t released_stream_bytes = 0;
   std::size_t released_limit_before = 0, released_limit_after = 0;
-  bool released_reset = false;               // cudaCtxResetPersistingL2Cache succeeded
+  bool released_reset = false;  // cudaCtxResetPersistingL2Cache succeeded
 };
 L2ProbeState l2_probe();
 

@@ -27,7 +27,7 @@ struct NbodyDiagnostics {
 
 // Tunables of the CUDA force kernels (0 = chosen for the device).
 struct NbodyTuning {
-  int block = 0;            // threads per block
+  int block = 0;  // threads per block
   int bodies_per_thread = 0;
 };
 
@@ -35,12 +35,18 @@ class NbodyEngine {
  public:
   virtual ~NbodyEngine() = default;
   virtual int size() const = 0;
-  virtual void upload(const Bodies& b) = 0;   // replaces the whole state
-  virtual Bodies download() = 0;              // copies the state back (only when output needs it)
-  virtual void compute_forces() = 0;          // acc <- G * sum_j m_j (r_j - r_i) / (r^2 + eps^2)^(3/2)
-  virtual void kick(double dt) = 0;           // v += a * dt
-  virtual void drift(double dt) = 0;          // x += v * dt
-  virtual NbodyDiagnostics diagnostics() = 0; // energies and momenta, reduced where the data is
+  virtual void upload(const Bodies& b) = 0;  // replaces the whole state
+  virtual Bodies download() = 0;             // copies the state back (only when output needs it)
+  // acc <- G * sum_j m_j (r_j - r_i) / (r^2 + eps^2)^(3/2). with_potential (diagnostics steps):
+  // the same pass also sums the potential energy -G sum_{i<j} m_i m_j / sqrt(r^2 + eps^2) for the
+  // next diagnostics(); the accelerations are the same bit for bit either way.
+  virtual void compute_forces(bool with_potential = false) = 0;
+  virtual void kick(double dt) = 0;   // v += a * dt
+  virtual void drift(double dt) = 0;  // x += v * dt
+  // Energies and momenta, reduced where the data is (a few scalars come back). The potential is
+  // the last compute_forces(true)'s when no drift or upload came after it; otherwise it is summed
+  // now by a potential-only pass of the same arithmetic, and the accelerations are left alone.
+  virtual NbodyDiagnostics diagnostics() = 0;
   // Kernel records completed since the last call, with their elapsed times (waits for them).
   // Kernel records since the last call, in launch order. wait = false returns only those whose
   // device work has finished (no synchronisation: the host may run steps ahead of the GPU).
@@ -50,7 +56,6 @@ class NbodyEngine {
 
 std::unique_ptr<NbodyEngine> make_nbody_cpu(const Strategy& s, int n, const NbodyParams& p);
 // Throws Error when tiersim was built without CUDA or no GPU is usable.
-std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const NbodyParams& p,
-                                             const NbodyTuning& t = {});
+std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t = {});
 
 }  // namespace tiersim

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/physics/equations.hpp"
+#include "kernels/staging.hpp"
 #include "layouts/grid.hpp"
 #include "base/strategy.hpp"
 #include "base/kernel_record.hpp"
@@ -54,9 +55,9 @@ inline int stencil_field_count(Equation e) {
 
 // Tunables of the CUDA kernels (0 = chosen per radius and equation).
 struct StencilTuning {
-  int block_y = 0;      // threads per block along y (x is one warp)
-  int z_chunk = 0;      // z planes one block marches through
-  int prefetch = 0;     // planes loaded ahead in registers (shared tiling)
+  int block_y = 0;   // threads per block along y (x is one warp)
+  int z_chunk = 0;   // z planes one block marches through
+  int prefetch = 0;  // planes loaded ahead in registers (shared tiling)
 };
 
 class StencilEngine {
@@ -66,6 +67,10 @@ class StencilEngine {
   // Interior values, x fastest, nx*ny*nz of them.
   virtual void upload(int field, const std::vector<double>& interior) = 0;
   virtual std::vector<double> download(int field) = 0;
+  // Starts copying the interior of `field` in the engine's precision (x fastest) into dst, which
+  // holds points() scalars and outlives the copy; on the GPU it returns at once (the copy crosses
+  // the link on a copy stream while the steps go on: kernels/staging.hpp).
+  virtual std::unique_ptr<CopyInFlight> stage(int field, void* dst) = 0;
   // One time step: fill the halos (boundary condition), update every interior point.
   virtual void step(double dt) = 0;
   // Adds `value` to field 0 at interior point (i, j, k) (the wave equation's point source).

@@ -128,9 +128,7 @@ class HostGrid {
 // lo/hi are inclusive-exclusive index ranges (halo indices are negative or >= n).
 struct HaloBox {
   int lo[3], hi[3];
-  TIERSIM_HD std::int64_t points() const {
-    return std::int64_t(hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-  }
+  TIERSIM_HD std::int64_t points() const { return std::int64_t(hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
 };
 
 // Pass `axis` covers the full extent (halo included) of the axes already done and the
@@ -139,8 +137,10 @@ TIERSIM_HD inline HaloBox halo_box(int axis, int side, int nx, int ny, int nz, i
   const int n[3] = {nx, ny, nz};
   HaloBox b{};
   for (int a = 0; a < 3; ++a) {
-    if (a < axis) b.lo[a] = -r, b.hi[a] = n[a] + r;
-    else b.lo[a] = 0, b.hi[a] = n[a];
+    if (a < axis)
+      b.lo[a] = -r, b.hi[a] = n[a] + r;
+    else
+      b.lo[a] = 0, b.hi[a] = n[a];
   }
   b.lo[axis] = side == 0 ? -r : n[axis];
   b.hi[axis] = side == 0 ? 0 : n[axis] + r;
@@ -170,8 +170,7 @@ void fill_halo_box(const GridView<T>& g, int axis, const HaloBox& b, Boundary bc
 template <class T>
 void fill_halo_host(const GridView<T>& g, Boundary bc, T value) {
   for (int axis = 0; axis < 3; ++axis)
-    for (int side = 0; side < 2; ++side)
-      fill_halo_box(g, axis, halo_box(axis, side, g.nx, g.ny, g.nz, g.r), bc, value);
+    for (int side = 0; side < 2; ++side) fill_halo_box(g, axis, halo_box(axis, side, g.nx, g.ny, g.nz, g.r), bc, value);
 }
 
 // Halo points of one grid (all three passes): the bytes a fill moves.

@@ -5,11 +5,20 @@
 //
 // Every layout holds, per body: position, mass, velocity and acceleration (the kick needs the
 // acceleration of the last force evaluation). Ids are the index and are not stored.
+//
+// A layout is defined once, here: its view (accessors, bytes(), hot_bytes(), moved_bytes()) and
+// its entry in TIERSIM_PARTICLE_VIEWS below, from which with_layout(), ParticleView<L, T> and
+// the CUDA kernels' instantiations are generated; plus its Flag<Layout> entry in
+// base/strategy.hpp (docs/architecture.md, "How to add a particle layout").
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/hd.hpp"
@@ -22,6 +31,33 @@ namespace tiersim {
 // that vector loads and coalescing work the same on host and device.
 TIERSIM_HD constexpr std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 inline constexpr std::size_t kArrayAlign = 256;
+
+// The fields of a body, in the order every layout stores them: x y z m vx vy vz ax ay az. A set
+// of fields is a bit mask (field_mask(kX, 4): position and mass).
+enum BodyField : int { kX = 0, kY, kZ, kM, kVX, kVY, kVZ, kAX, kAY, kAZ, kBodyFields };
+constexpr unsigned field_mask(int first, int count) { return ((1u << count) - 1u) << first; }
+
+// Cost model of a strided layout: average bytes per record of the 32-byte sectors touched when
+// consecutive threads read or write the fields in `mask` (each `field_bytes` wide) of
+// consecutive records of `record` bytes. Arrays start 256-byte aligned; 1024 records cover
+// every phase of record against sector. (The memory system moves whole sectors.)
+inline double sector_bytes_per_record(std::size_t record, std::size_t field_bytes, unsigned mask) {
+  const std::size_t records = 1024, sector = 32;
+  std::vector<bool> touched((records * record + sector - 1) / sector + 1, false);
+  for (std::size_t r = 0; r < records; ++r)
+    for (int f = 0; f < kBodyFields; ++f) {
+      if (!(mask >> f & 1u)) continue;
+      const std::size_t lo = r * record + std::size_t(f) * field_bytes, hi = lo + field_bytes;
+      for (std::size_t s = lo / sector; s * sector < hi; ++s) touched[s] = true;
+    }
+  return double(std::count(touched.begin(), touched.end(), true)) * sector / double(records);
+}
+
+// Every view below also answers, for the CUDA engine's L2 window and the kernels' cost models:
+//  hot_bytes(n):   bytes from the start of the store that hold x y z m of every body (what the
+//                  force kernel re-reads);
+//  moved_bytes(f): bytes per body the memory system moves when consecutive threads touch the
+//                  fields in mask f of consecutive bodies.
 
 // Array of structures: one 40-byte (fp32) record per body. A warp reading positions touches
 // 10x the bytes it uses per field: strided access.
@@ -36,17 +72,34 @@ struct AoSView {
   int n = 0;
 
   static std::size_t bytes(std::size_t n) { return align_up(n * sizeof(Body), kArrayAlign); }
+  static std::size_t hot_bytes(std::size_t n) { return bytes(n); }  // positions interleaved with the rest
+  static double moved_bytes(unsigned f) { return sector_bytes_per_record(sizeof(Body), sizeof(T), f); }
   AoSView() = default;
   AoSView(void* base, int count) : b(static_cast<Body*>(base)), n(count) {}
 
-  TIERSIM_HD Vec4<T> pos_mass(int i) const { const Body& q = b[i]; return {q.x, q.y, q.z, q.m}; }
+  TIERSIM_HD Vec4<T> pos_mass(int i) const {
+    const Body& q = b[i];
+    return {q.x, q.y, q.z, q.m};
+  }
   TIERSIM_HD Vec3<T> pos(int i) const { return {b[i].x, b[i].y, b[i].z}; }
   TIERSIM_HD Vec3<T> vel(int i) const { return {b[i].vx, b[i].vy, b[i].vz}; }
   TIERSIM_HD Vec3<T> acc(int i) const { return {b[i].ax, b[i].ay, b[i].az}; }
   TIERSIM_HD T mass(int i) const { return b[i].m; }
-  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { b[i].x = p.x; b[i].y = p.y; b[i].z = p.z; }
-  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { b[i].vx = v.x; b[i].vy = v.y; b[i].vz = v.z; }
-  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { b[i].ax = a.x; b[i].ay = a.y; b[i].az = a.z; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const {
+    b[i].x = p.x;
+    b[i].y = p.y;
+    b[i].z = p.z;
+  }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const {
+    b[i].vx = v.x;
+    b[i].vy = v.y;
+    b[i].vz = v.z;
+  }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const {
+    b[i].ax = a.x;
+    b[i].ay = a.y;
+    b[i].az = a.z;
+  }
   TIERSIM_HD void set_mass(int i, T m) const { b[i].m = m; }
 };
 
@@ -61,6 +114,8 @@ struct SoAView {
 
   static std::size_t stride(std::size_t n) { return align_up(n * sizeof(T), kArrayAlign); }
   static std::size_t bytes(std::size_t n) { return 10 * stride(n); }
+  static std::size_t hot_bytes(std::size_t n) { return 4 * stride(n); }  // x, y, z, m: the first four arrays
+  static double moved_bytes(unsigned f) { return double(std::popcount(f)) * sizeof(T); }
   SoAView() = default;
   SoAView(void* base, int count) : n(count) {
     char* p = static_cast<char*>(base);
@@ -74,9 +129,21 @@ struct SoAView {
   TIERSIM_HD Vec3<T> vel(int i) const { return {vx[i], vy[i], vz[i]}; }
   TIERSIM_HD Vec3<T> acc(int i) const { return {ax[i], ay[i], az[i]}; }
   TIERSIM_HD T mass(int i) const { return m[i]; }
-  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { x[i] = p.x; y[i] = p.y; z[i] = p.z; }
-  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { vx[i] = v.x; vy[i] = v.y; vz[i] = v.z; }
-  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { ax[i] = a.x; ay[i] = a.y; az[i] = a.z; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const {
+    x[i] = p.x;
+    y[i] = p.y;
+    z[i] = p.z;
+  }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const {
+    vx[i] = v.x;
+    vy[i] = v.y;
+    vz[i] = v.z;
+  }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const {
+    ax[i] = a.x;
+    ay[i] = a.y;
+    az[i] = a.z;
+  }
   TIERSIM_HD void set_mass(int i, T mm) const { m[i] = mm; }
 };
 
@@ -95,20 +162,54 @@ struct AoSoAView {
   int n = 0;
 
   static std::size_t bytes(std::size_t n) { return align_up((n + W - 1) / W * sizeof(Block), kArrayAlign); }
+  static std::size_t hot_bytes(std::size_t n) { return bytes(n); }  // positions interleaved with the rest
+  // Each field of a block is one contiguous W-lane segment: exactly the fields.
+  static double moved_bytes(unsigned f) { return double(std::popcount(f)) * sizeof(T); }
   AoSoAView() = default;
   AoSoAView(void* base, int count) : blk(static_cast<Block*>(base)), n(count) {}
 
   TIERSIM_HD Vec4<T> pos_mass(int i) const {
-    const Block& q = blk[i / W]; const int l = i % W;
+    const Block& q = blk[i / W];
+    const int l = i % W;
     return {q.x[l], q.y[l], q.z[l], q.m[l]};
   }
-  TIERSIM_HD Vec3<T> pos(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.x[l], q.y[l], q.z[l]}; }
-  TIERSIM_HD Vec3<T> vel(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.vx[l], q.vy[l], q.vz[l]}; }
-  TIERSIM_HD Vec3<T> acc(int i) const { const Block& q = blk[i / W]; const int l = i % W; return {q.ax[l], q.ay[l], q.az[l]}; }
+  TIERSIM_HD Vec3<T> pos(int i) const {
+    const Block& q = blk[i / W];
+    const int l = i % W;
+    return {q.x[l], q.y[l], q.z[l]};
+  }
+  TIERSIM_HD Vec3<T> vel(int i) const {
+    const Block& q = blk[i / W];
+    const int l = i % W;
+    return {q.vx[l], q.vy[l], q.vz[l]};
+  }
+  TIERSIM_HD Vec3<T> acc(int i) const {
+    const Block& q = blk[i / W];
+    const int l = i % W;
+    return {q.ax[l], q.ay[l], q.az[l]};
+  }
   TIERSIM_HD T mass(int i) const { return blk[i / W].m[i % W]; }
-  TIERSIM_HD void set_pos(int i, Vec3<T> p) const { Block& q = blk[i / W]; const int l = i % W; q.x[l] = p.x; q.y[l] = p.y; q.z[l] = p.z; }
-  TIERSIM_HD void set_vel(int i, Vec3<T> v) const { Block& q = blk[i / W]; const int l = i % W; q.vx[l] = v.x; q.vy[l] = v.y; q.vz[l] = v.z; }
-  TIERSIM_HD void set_acc(int i, Vec3<T> a) const { Block& q = blk[i / W]; const int l = i % W; q.ax[l] = a.x; q.ay[l] = a.y; q.az[l] = a.z; }
+  TIERSIM_HD void set_pos(int i, Vec3<T> p) const {
+    Block& q = blk[i / W];
+    const int l = i % W;
+    q.x[l] = p.x;
+    q.y[l] = p.y;
+    q.z[l] = p.z;
+  }
+  TIERSIM_HD void set_vel(int i, Vec3<T> v) const {
+    Block& q = blk[i / W];
+    const int l = i % W;
+    q.vx[l] = v.x;
+    q.vy[l] = v.y;
+    q.vz[l] = v.z;
+  }
+  TIERSIM_HD void set_acc(int i, Vec3<T> a) const {
+    Block& q = blk[i / W];
+    const int l = i % W;
+    q.ax[l] = a.x;
+    q.ay[l] = a.y;
+    q.az[l] = a.z;
+  }
   TIERSIM_HD void set_mass(int i, T mm) const { blk[i / W].m[i % W] = mm; }
 };
 
@@ -126,6 +227,13 @@ struct Float4View {
 
   static std::size_t stride(std::size_t n) { return align_up(n * sizeof(Vec4<T>), kArrayAlign); }
   static std::size_t bytes(std::size_t n) { return 3 * stride(n); }
+  static std::size_t hot_bytes(std::size_t n) { return stride(n); }  // the posm array
+  // Whole 4-wide vectors: x y z m | vx vy vz - | ax ay az -.
+  static double moved_bytes(unsigned f) {
+    const int vectors =
+        ((f & field_mask(kX, 4)) != 0) + ((f & field_mask(kVX, 3)) != 0) + ((f & field_mask(kAX, 3)) != 0);
+    return double(vectors) * sizeof(Vec4<T>);
+  }
   Float4View() = default;
   Float4View(void* base, int count) : n(count) {
     char* p = static_cast<char*>(base);
@@ -135,9 +243,18 @@ struct Float4View {
   }
 
   TIERSIM_HD Vec4<T> pos_mass(int i) const { return posm[i]; }
-  TIERSIM_HD Vec3<T> pos(int i) const { const Vec4<T> q = posm[i]; return {q.x, q.y, q.z}; }
-  TIERSIM_HD Vec3<T> vel(int i) const { const Vec4<T> q = v[i]; return {q.x, q.y, q.z}; }
-  TIERSIM_HD Vec3<T> acc(int i) const { const Vec4<T> q = a[i]; return {q.x, q.y, q.z}; }
+  TIERSIM_HD Vec3<T> pos(int i) const {
+    const Vec4<T> q = posm[i];
+    return {q.x, q.y, q.z};
+  }
+  TIERSIM_HD Vec3<T> vel(int i) const {
+    const Vec4<T> q = v[i];
+    return {q.x, q.y, q.z};
+  }
+  TIERSIM_HD Vec3<T> acc(int i) const {
+    const Vec4<T> q = a[i];
+    return {q.x, q.y, q.z};
+  }
   TIERSIM_HD T mass(int i) const { return posm[i].w; }
   TIERSIM_HD void set_pos(int i, Vec3<T> p) const { posm[i] = {p.x, p.y, p.z, posm[i].w}; }
   TIERSIM_HD void set_vel(int i, Vec3<T> q) const { v[i] = {q.x, q.y, q.z, T(0)}; }
@@ -145,31 +262,84 @@ struct Float4View {
   TIERSIM_HD void set_mass(int i, T mm) const { posm[i].w = mm; }
 };
 
-// Maps the layout flag to a view type.
-template <Layout L, class T> struct ViewFor;
-template <class T> struct ViewFor<Layout::AoS, T> { using type = AoSView<T>; };
-template <class T> struct ViewFor<Layout::SoA, T> { using type = SoAView<T>; };
-template <class T> struct ViewFor<Layout::AoSoA, T> { using type = AoSoAView<T>; };
-template <class T> struct ViewFor<Layout::Float4, T> { using type = Float4View<T>; };
-template <Layout L, class T> using ParticleView = typename ViewFor<L, T>::type;
+// ---- The layout list -----------------------------------------------------------------------
+// Every particle layout, once: X(view) for each view over the scalar T. with_layout(),
+// ParticleView<L, T>, ParticleViews<T> and the CUDA kernels' explicit instantiations
+// (TIERSIM_PARTICLE_VIEWS(INSTANTIATE, float) TIERSIM_PARTICLE_VIEWS(INSTANTIATE, double)) all
+// expand it, so a new layout is its view above, one entry here and its Flag<Layout> entry.
+#define TIERSIM_PARTICLE_VIEWS(X, T) X(AoSView<T>) X(SoAView<T>) X(AoSoAView<T>) X(Float4View<T>)
 
-template <Layout L> struct LayoutTag { static constexpr Layout value = L; };
-template <class T> struct ScalarTag { using type = T; };
+template <class... Views>
+struct ViewList {
+  static constexpr std::size_t size = sizeof...(Views);
+};
+namespace detail {
+template <class Sentinel, class... Views>
+struct DropSentinel {
+  using type = ViewList<Views...>;
+};
+}  // namespace detail
+// The views over scalar T, in list order (the list expands to ", V" after a leading void).
+#define TIERSIM_VIEW_LIST_ENTRY(V) , V
+template <class T>
+using ParticleViews = typename detail::DropSentinel<void TIERSIM_PARTICLE_VIEWS(TIERSIM_VIEW_LIST_ENTRY, T)>::type;
+#undef TIERSIM_VIEW_LIST_ENTRY
 
-// The one switch that turns run-time flags into types: f(LayoutTag<L>{}, ScalarTag<T>{}).
+static_assert(ParticleViews<float>::size == Flag<Layout>::values.size(),
+              "every --layout value of base/strategy.hpp needs its view in TIERSIM_PARTICLE_VIEWS, and back");
+
+namespace detail {
+template <Layout L, class... Views>
+struct FindView;  // no view for L in the list: incomplete, an error
+template <Layout L, class V, class... Views>
+struct FindView<L, V, Views...> : std::conditional_t<V::layout == L, std::type_identity<V>, FindView<L, Views...>> {};
+template <Layout L, class List>
+struct FindViewIn;
+template <Layout L, class... Views>
+struct FindViewIn<L, ViewList<Views...>> : FindView<L, Views...> {};
+}  // namespace detail
+
+// The view type of layout L over scalar T.
+template <Layout L, class T>
+using ParticleView = typename detail::FindViewIn<L, ParticleViews<T>>::type;
+
+template <Layout L>
+struct LayoutTag {
+  static constexpr Layout value = L;
+};
+template <class T>
+struct ScalarTag {
+  using type = T;
+};
+
+// The one switch that turns the run-time layout flag into a type: f(LayoutTag<L>{}). The cases
+// come from the list; a Layout value without a view is a -Wswitch warning here and the
+// static_assert above.
+template <class F>
+decltype(auto) with_layout(Layout l, F&& f) {
+  switch (l) {
+#define TIERSIM_LAYOUT_CASE(V) \
+  case V::layout:              \
+    return f(LayoutTag<V::layout>{});
+    TIERSIM_PARTICLE_VIEWS(TIERSIM_LAYOUT_CASE, float)
+#undef TIERSIM_LAYOUT_CASE
+  }
+  throw Error("unknown particle layout " + std::to_string(int(l)));
+}
+
+// The same for the precision flag: f(ScalarTag<float or double>{}).
+template <class F>
+decltype(auto) with_scalar(Precision p, F&& f) {
+  if (p == Precision::Fp64) return f(ScalarTag<double>{});
+  return f(ScalarTag<float>{});
+}
+
+// Both: f(LayoutTag<L>{}, ScalarTag<T>{}); ParticleView<L, T> is the view.
 template <class F>
 decltype(auto) with_layout_and_scalar(Layout l, Precision p, F&& f) {
-  auto pick_layout = [&](auto scalar_tag) -> decltype(auto) {
-    switch (l) {
-      case Layout::AoS: return f(LayoutTag<Layout::AoS>{}, scalar_tag);
-      case Layout::SoA: return f(LayoutTag<Layout::SoA>{}, scalar_tag);
-      case Layout::AoSoA: return f(LayoutTag<Layout::AoSoA>{}, scalar_tag);
-      case Layout::Float4: break;
-    }
-    return f(LayoutTag<Layout::Float4>{}, scalar_tag);
-  };
-  if (p == Precision::Fp64) return pick_layout(ScalarTag<double>{});
-  return pick_layout(ScalarTag<float>{});
+  return with_layout(l, [&](auto layout_tag) -> decltype(auto) {
+    return with_scalar(p, [&](auto scalar_tag) -> decltype(auto) { return f(layout_tag, scalar_tag); });
+  });
 }
 
 // Host-owned store of one layout: an aligned buffer and its view.
@@ -199,7 +369,12 @@ struct Bodies {
   std::vector<Vec3<double>> pos, vel, acc;
   std::vector<double> mass;
   std::size_t size() const { return mass.size(); }
-  void resize(std::size_t n) { pos.resize(n); vel.resize(n); acc.resize(n); mass.resize(n); }
+  void resize(std::size_t n) {
+    pos.resize(n);
+    vel.resize(n);
+    acc.resize(n);
+    mass.resize(n);
+  }
 };
 
 template <class View>

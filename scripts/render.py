@@ -2,10 +2,14 @@
 import argparse
 import os
 import re
+import shutil
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from safe_write import write_bytes  # noqa: E402
 from paraview import servermanager
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from paraview import simple as pv
@@ -71,10 +75,19 @@ def make_view(size):
 
 
 def frames(view, times, out, stem, size):
-    for k, t in enumerate(times):
-        view.ViewTime = t
-        pv.Render(view)
-        pv.SaveScreenshot(os.path.join(out, "%s_%05d.png" % (stem, k)), view, ImageResolution=size)
+    # ParaView writes a screenshot by name, following a link: each goes to a private directory
+    # first and into the run's frames/ the way tiersim writes (scripts/safe_write.py).
+    private = tempfile.mkdtemp(prefix="tiersim-render-")
+    try:
+        for k, t in enumerate(times):
+            view.ViewTime = t
+            pv.Render(view)
+            name = "%s_%05d.png" % (stem, k)
+            pv.SaveScreenshot(os.path.join(private, name), view, ImageResolution=size)
+            with open(os.path.join(private, name), "rb") as f:
+                write_bytes(os.path.join(out, name), f.read())
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
     print("frames: %s/%s_00000.png .. %s_%05d.png (%d)" % (out, stem, stem, len(times) - 1, len(times)))
 
 

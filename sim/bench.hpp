@@ -1,7 +1,9 @@
 // `tiersim bench nbody|stencil`: each model registers its own benchmark subcommand.
 #pragma once
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace tiersim {
 void register_bench_nbody(CLI::App& bench);    // sim/bench_nbody.cpp

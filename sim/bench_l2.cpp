@@ -32,7 +32,7 @@ struct BenchL2Options {
   std::string tiling = "shared", coeffs = "constant", precision = "fp32";
   std::vector<long long> nbody_sizes{262144, 1048576};
   std::vector<std::string> nbody_tilings{"none", "shared"};
-  std::vector<std::string> windows{"auto"};  // stencil window placement (kernels/l2_window.hpp)
+  std::vector<std::string> windows{"auto"};   // stencil window placement (kernels/l2_window.hpp)
   std::vector<double> fills{kDefaultL2Fill};  // share of the carve-out the persisting lines fill
   long long persist_bytes = 0;
   int reps = 30, warmup = 5, nbody_reps = 3;
@@ -133,14 +133,19 @@ void run_bench_l2(const BenchL2Options& o) {
   const L2Support sup = l2_persistence_support();
   std::printf("device: %s, %d SMs, compute capability %d.%d, driver %d, runtime %d\n", d.name.c_str(), d.sm_count,
               d.cc_major, d.cc_minor, d.driver_version, d.runtime_version);
-  std::printf("L2 %s, persisting L2 maximum %s, access-policy window maximum %s\n", format_bytes(double(d.l2_bytes)).c_str(),
-              format_bytes(double(d.persisting_l2_max)).c_str(), format_bytes(double(d.access_policy_window_max)).c_str());
-  if (!sup.supported) std::printf("L2 persistence NOT available here: %s (the 'on' columns run without a window)\n", sup.why_not.c_str());
-  std::printf("stencils: %s, R=%d, tiling %s, coeffs %s, boundary %s; time per step = halo fill (periodic) + update, CUDA "
-              "events, median of %d steps after %d warm-up; fresh engine per figure (off first, then on)\n",
-              o.precision.c_str(), o.radius, o.tiling.c_str(), o.coeffs.c_str(), o.boundary.c_str(), o.reps, o.warmup);
-  std::printf("field MB: bytes one field's kernels touch (interior + halos); hot MB: what the window is for (pair: both\n"
-              "ping-pong groups; output: the fields the next step reads); window MB: num_bytes set on the stream (padded grids); hit: hitRatio\n\n");
+  std::printf("L2 %s, persisting L2 maximum %s, access-policy window maximum %s\n",
+              format_bytes(double(d.l2_bytes)).c_str(), format_bytes(double(d.persisting_l2_max)).c_str(),
+              format_bytes(double(d.access_policy_window_max)).c_str());
+  if (!sup.supported)
+    std::printf("L2 persistence NOT available here: %s (the 'on' columns run without a window)\n", sup.why_not.c_str());
+  std::printf(
+      "stencils: %s, R=%d, tiling %s, coeffs %s, boundary %s; time per step = halo fill (periodic) + update, CUDA "
+      "events, median of %d steps after %d warm-up; fresh engine per figure (off first, then on)\n",
+      o.precision.c_str(), o.radius, o.tiling.c_str(), o.coeffs.c_str(), o.boundary.c_str(), o.reps, o.warmup);
+  std::printf(
+      "field MB: bytes one field's kernels touch (interior + halos); hot MB: what the window is for (pair: both\n"
+      "ping-pong groups; output: the fields the next step reads); window MB: num_bytes set on the stream (padded "
+      "grids); hit: hitRatio\n\n");
   std::printf("%-22s %9s %8s %8s %8s %8s %6s %9s %9s %8s %9s %9s\n", "model", "size", "field MB", "hot MB", "window",
               "carve", "hit", "off ms", "on ms", "speedup", "off upd", "on upd");
 
@@ -161,8 +166,8 @@ void run_bench_l2(const BenchL2Options& o) {
     if (csv)
       csv << model << "," << size << "," << tiling << "," << field << "," << hot << "," << on.window_bytes << ","
           << on.carveout << "," << on.hit_ratio << "," << off.ms_step << "," << on.ms_step << "," << sp << ","
-          << off.ms_update << "," << on.ms_update << "," << d.l2_bytes << "," << d.persisting_l2_max << ",\""
-          << d.name << "\"\n";
+          << off.ms_update << "," << on.ms_update << "," << d.l2_bytes << "," << d.persisting_l2_max << ",\"" << d.name
+          << "\"\n";
   };
 
   Strategy s;
@@ -188,34 +193,34 @@ void run_bench_l2(const BenchL2Options& o) {
       s.l2_persist = L2Persist::Off;
       const Measured off = measure_stencil(s, p, init, dt, o);
       for (const std::string& wname : o.windows)
-      for (const double fill : o.fills) {
-        // "<placement>" or "<placement>-normal" (the non-persisting share of the window misses as
-        // normal lines instead of streaming ones).
-        const bool normal = wname.size() > 7 && wname.substr(wname.size() - 7) == "-normal";
-        const std::string place = normal ? wname.substr(0, wname.size() - 7) : wname;
-        const StencilL2Target w = place == "auto"          ? StencilL2Target::Auto
-                                  : place == "output"      ? StencilL2Target::Output
-                                  : place == "output-half" ? StencilL2Target::OutputHalf
-                                  : place == "fixed"       ? StencilL2Target::Fixed
-                                                           : StencilL2Target::Pair;
-        s.l2_persist = L2Persist::On;
-        Strategy placed = s;
-        placed.tuning.l2_target = w;
-        placed.tuning.l2_miss_streaming = !normal;
-        placed.tuning.l2_fill = fill;
-        const Measured on = measure_stencil(placed, p, init, dt, o);
-        const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
-        const int fields = with_equation(p.equation, [](auto eq) { return decltype(eq)::kFields; });
-        const double hot = field * fields * (w == StencilL2Target::Pair ? 2 : 1);
-        const std::string eq = kernel_tag(p.equation);
-        std::string label = o.windows.size() > 1 ? eq + "/" + wname : eq;
-        if (o.fills.size() > 1) {
-          char f[16];
-          std::snprintf(f, sizeof f, "@%.2f", fill);
-          label += f;
+        for (const double fill : o.fills) {
+          // "<placement>" or "<placement>-normal" (the non-persisting share of the window misses as
+          // normal lines instead of streaming ones).
+          const bool normal = wname.size() > 7 && wname.substr(wname.size() - 7) == "-normal";
+          const std::string place = normal ? wname.substr(0, wname.size() - 7) : wname;
+          const StencilL2Target w = place == "auto"          ? StencilL2Target::Auto
+                                    : place == "output"      ? StencilL2Target::Output
+                                    : place == "output-half" ? StencilL2Target::OutputHalf
+                                    : place == "fixed"       ? StencilL2Target::Fixed
+                                                             : StencilL2Target::Pair;
+          s.l2_persist = L2Persist::On;
+          Strategy placed = s;
+          placed.tuning.l2_target = w;
+          placed.tuning.l2_miss_streaming = !normal;
+          placed.tuning.l2_fill = fill;
+          const Measured on = measure_stencil(placed, p, init, dt, o);
+          const double field = double(n + 2 * o.radius) * (n + 2 * o.radius) * (n + 2 * o.radius) * double(scalar);
+          const int fields = with_equation(p.equation, [](auto eq) { return decltype(eq)::kFields; });
+          const double hot = field * fields * (w == StencilL2Target::Pair ? 2 : 1);
+          const std::string eq = kernel_tag(p.equation);
+          std::string label = o.windows.size() > 1 ? eq + "/" + wname : eq;
+          if (o.fills.size() > 1) {
+            char f[16];
+            std::snprintf(f, sizeof f, "@%.2f", fill);
+            label += f;
+          }
+          row(label, std::to_string(n) + "^3", o.tiling, field, hot, off, on);
         }
-        row(label, std::to_string(n) + "^3", o.tiling, field, hot, off, on);
-      }
       if (csv) csv.flush();
     }
   }
@@ -245,14 +250,14 @@ void run_bench_l2(const BenchL2Options& o) {
 void register_bench_l2(CLI::App& bench) {
   auto o = std::make_shared<BenchL2Options>();
   CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
-  sub->add_option("--equations", o->equations, equation_choices(", "))
-      ->delimiter(',')
-      ->capture_default_str();
+  sub->add_option("--equations", o->equations, equation_choices(", "))->delimiter(',')->capture_default_str();
   sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
-  sub->add_option("--stencil-window", o->windows, "auto (wave: fixed, else output), pair, output, output-half, fixed, each optionally with -normal (misses as normal lines, not streaming): where the stencil window goes")
+  sub->add_option("--stencil-window", o->windows,
+                  "auto (wave: fixed, else output), pair, output, output-half, fixed, each optionally with -normal "
+                  "(misses as normal lines, not streaming): where the stencil window goes")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto", "pair", "output", "output-half", "fixed", "auto-normal", "pair-normal", "output-normal",
-                             "output-half-normal", "fixed-normal"}))
+      ->check(CLI::IsMember({"auto", "pair", "output", "output-half", "fixed", "auto-normal", "pair-normal",
+                             "output-normal", "output-half-normal", "fixed-normal"}))
       ->capture_default_str();
   sub->add_option("--fill", o->fills,
                   "share(s) of the carve-out the persisting lines may fill, each in (0, 1]: carve-out = hot set / fill")
@@ -273,9 +278,12 @@ void register_bench_l2(CLI::App& bench) {
   sub->add_option("--l2-persist-bytes", o->persist_bytes, "window/carve-out size (0: the hot set)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed steps per figure (median)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--nbody-reps", o->nbody_reps, "timed N-body steps per figure")->check(CLI::PositiveNumber)
+  sub->add_option("--nbody-reps", o->nbody_reps, "timed N-body steps per figure")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--csv", o->csv, "write the figures to this CSV file");
   sub->callback([o] { run_bench_l2(*o); });

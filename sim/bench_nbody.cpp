@@ -1,6 +1,8 @@
 // `tiersim bench nbody`: the force kernels for each layout x tiling x precision at several N
-// (ms per evaluation, interactions/s, GFLOP/s at 20 flops per interaction), and kick/drift at a
-// large N against the device copy bandwidth measured in the same process. Times are CUDA-event
+// (ms per evaluation, interactions/s, GFLOP/s at 20 flops per interaction, and the same pass with
+// the potential energy summed beside the forces, as on diagnostics steps: its ms and its extra
+// cost in %), and kick/drift at a large N against the device copy bandwidth measured in the same
+// process. Times are CUDA-event
 // times of single launches: median of --reps after --warmup launches.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -23,9 +25,10 @@ namespace {
 
 struct BenchNbodyOptions {
   std::vector<long long> sizes{65536, 262144, 1048576};
-  std::vector<std::string> layouts{"aos", "soa", "aosoa", "float4"};
-  std::vector<std::string> tilings{"none", "shared"};
-  std::vector<std::string> precisions{"fp32", "fp64"};
+  // Every value of each flag's table (base/strategy.hpp) unless told otherwise.
+  std::vector<std::string> layouts = flag_names<Layout>();
+  std::vector<std::string> tilings = flag_names<Tiling>();
+  std::vector<std::string> precisions = flag_names<Precision>();
   std::vector<std::string> fp64_layouts{"float4"};
   long long stream_size = 1LL << 24;
   int reps = 5, warmup = 1;
@@ -91,10 +94,11 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
   params.softening = 0.01;
   const NbodyTuning tuning{o.block, o.bodies_per_thread};
 
-  auto time_forces = [&](const Strategy& s, long long n, const Bodies& b, const NbodyTuning& t) {
+  auto time_forces = [&](const Strategy& s, long long n, const Bodies& b, const NbodyTuning& t,
+                         bool with_potential = false) {
     auto eng = make_nbody_cuda(s, int(n), params, t);
     eng->upload(b);
-    for (int r = 0; r < o.warmup + o.reps; ++r) eng->compute_forces();
+    for (int r = 0; r < o.warmup + o.reps; ++r) eng->compute_forces(with_potential);
     const auto recs = eng->take_records();
     const double ms = median_ms(recs, std::size_t(o.warmup));
     const double ips = double(n) * double(n) / (ms * 1e-3);
@@ -102,14 +106,13 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
   };
 
   // ---- forces ----
-  std::printf("%-5s %-7s %-7s %9s %10s %12s %10s   (block, bodies/thread: %s)\n", "prec", "layout", "tiling", "N",
-              "ms/eval", "inter/s", "GFLOP/s",
+  std::printf("%-5s %-7s %-7s %9s %10s %12s %10s %10s %7s   (block, bodies/thread: %s)\n", "prec", "layout", "tiling",
+              "N", "ms/eval", "inter/s", "GFLOP/s", "+pot ms", "+pot %",
               tuning.block || tuning.bodies_per_thread ? "as given, 0 = auto" : "auto for the device and N");
   for (const auto& ps : o.precisions) {
     const Precision prec = parse_flag<Precision>(ps, "--precision");
-    const auto& lays = prec == Precision::Fp64 && !o.fp64_layouts.empty() && o.fp64_layouts[0] != "all"
-                           ? o.fp64_layouts
-                           : o.layouts;
+    const auto& lays =
+        prec == Precision::Fp64 && !o.fp64_layouts.empty() && o.fp64_layouts[0] != "all" ? o.fp64_layouts : o.layouts;
     for (long long n : o.sizes) {
       const Bodies b = bench_bodies(n);
       for (const auto& ls : lays)
@@ -120,10 +123,14 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
           s.tiling = parse_flag<Tiling>(ts, "--tilings");
           s.precision = prec;
           const auto [ms, ips] = time_forces(s, n, b, tuning);
-          std::printf("%-5s %-7s %-7s %9lld %10.4f %12.4g %10.1f\n", ps.c_str(), ls.c_str(), ts.c_str(), n, ms, ips,
-                      ips * kFlopsPerInteraction * 1e-9);
+          const double pot_ms = time_forces(s, n, b, tuning, true).first;
+          std::printf("%-5s %-7s %-7s %9lld %10.4f %12.4g %10.1f %10.4f %6.1f%%\n", ps.c_str(), ls.c_str(), ts.c_str(),
+                      n, ms, ips, ips * kFlopsPerInteraction * 1e-9, pot_ms, 100.0 * (pot_ms / ms - 1.0));
           std::fflush(stdout);
           csv_row("nbody_forces", ps, ls, ts, n, tuning, ms, ips, ips * kFlopsPerInteraction * 1e-9, 0, 0, 0);
+          const double pot_ips = double(n) * double(n) / (pot_ms * 1e-3);
+          csv_row("nbody_forces_potential", ps, ls, ts, n, tuning, pot_ms, pot_ips,
+                  pot_ips * kFlopsPerInteraction * 1e-9, 0, 0, 0);
         }
     }
   }
@@ -191,15 +198,19 @@ void register_bench_nbody(CLI::App& bench) {
   auto o = std::make_shared<BenchNbodyOptions>();
   CLI::App* sub = bench.add_subcommand("nbody", "N-body force, kick and drift kernels on the GPU");
   sub->add_option("--sizes", o->sizes, "body counts for the force kernels")->delimiter(',')->capture_default_str();
-  sub->add_option("--layouts", o->layouts, "aos, soa, aosoa, float4")->delimiter(',')->capture_default_str();
-  sub->add_option("--tilings", o->tilings, "none, shared")->delimiter(',')->capture_default_str();
-  sub->add_option("--precision", o->precisions, "fp32, fp64")->delimiter(',')->capture_default_str();
+  sub->add_option("--layouts", o->layouts, flag_choices<Layout>(", "))->delimiter(',')->capture_default_str();
+  sub->add_option("--tilings", o->tilings, flag_choices<Tiling>(", "))->delimiter(',')->capture_default_str();
+  sub->add_option("--precision", o->precisions, flag_choices<Precision>(", "))->delimiter(',')->capture_default_str();
   sub->add_option("--fp64-layouts", o->fp64_layouts, "layouts measured in fp64 ('all': as --layouts)")
       ->delimiter(',')
       ->capture_default_str();
   sub->add_option("--stream-size", o->stream_size, "N for kick/drift (0: skip)")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed launches per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--warmup", o->warmup, "untimed launches first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed launches per figure (median)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed launches first")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   sub->add_option("--block", o->block, "force kernel block size (0: auto)")->capture_default_str();
   sub->add_option("--bodies-per-thread", o->bodies_per_thread, "force kernel bodies per thread: 1,2,4,8 (0: auto)")
       ->capture_default_str();

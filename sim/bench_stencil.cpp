@@ -53,17 +53,20 @@ void run_bench_stencil(const BenchStencilOptions& o) {
     copy_gbs = measure_host_copy_gbs();
     std::printf("backend: cpu (tiling and coeffs do not apply); host copy bandwidth: %.1f GB/s\n", copy_gbs);
   }
-  std::printf("equation %s, %s, one update kernel per step, CUDA-event time per launch, median of %d after %d warm-up\n",
-              o.equation.c_str(), o.precision.c_str(), o.reps, o.warmup);
-  std::printf("compulsory bytes: each field read once + written once; model: bytes the variant requests from L2/DRAM\n\n");
-  std::printf("%5s %2s %-7s %-9s %9s %9s %9s %7s %10s %9s %9s  %s\n", "n", "R", "tiling", "coeffs", "ms/step",
-              "Gpts/s", "GB/s", "% copy", "model MB", "model/cmp", "halo ms", "kernel");
+  std::printf(
+      "equation %s, %s, one update kernel per step, CUDA-event time per launch, median of %d after %d warm-up\n",
+      o.equation.c_str(), o.precision.c_str(), o.reps, o.warmup);
+  std::printf(
+      "compulsory bytes: each field read once + written once; model: bytes the variant requests from L2/DRAM\n\n");
+  std::printf("%5s %2s %-7s %-9s %9s %9s %9s %7s %10s %9s %9s  %s\n", "n", "R", "tiling", "coeffs", "ms/step", "Gpts/s",
+              "GB/s", "% copy", "model MB", "model/cmp", "halo ms", "kernel");
 
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv);
     if (!csv) throw Error("bench stencil: cannot write " + o.csv);
-    csv << "n,radius,tiling,coeffs,equation,precision,ms,gpoints_s,gbs,pct_copy,bytes_compulsory,bytes_modelled,halo_ms,"
+    csv << "n,radius,tiling,coeffs,equation,precision,ms,gpoints_s,gbs,pct_copy,bytes_compulsory,bytes_modelled,halo_"
+           "ms,"
            "kernel,copy_gbs\n";
   }
 
@@ -102,9 +105,9 @@ void run_bench_stencil(const BenchStencilOptions& o) {
           const double gbs = main.bytes_compulsory / (t * 1e-3) / 1e9;
           const double pct = 100 * gbs / copy_gbs;
           const double th = median(halo_ms);
-          std::printf("%5d %2d %-7s %-9s %9.4f %9.1f %9.0f %6.1f%% %10.1f %9.3f %9.4f  %s\n", n, R, ts.c_str(), cs.c_str(),
-                      t, gpts, gbs, pct, main.bytes_modelled / 1e6, main.bytes_modelled / main.bytes_compulsory, th,
-                      main.kernel.c_str());
+          std::printf("%5d %2d %-7s %-9s %9.4f %9.1f %9.0f %6.1f%% %10.1f %9.3f %9.4f  %s\n", n, R, ts.c_str(),
+                      cs.c_str(), t, gpts, gbs, pct, main.bytes_modelled / 1e6,
+                      main.bytes_modelled / main.bytes_compulsory, th, main.kernel.c_str());
           std::fflush(stdout);
           if (csv)
             csv << n << "," << R << "," << ts << "," << cs << "," << o.equation << "," << o.precision << "," << t << ","
@@ -125,13 +128,15 @@ void register_bench_stencil(CLI::App& bench) {
   sub->add_option("--radii", o->radii, "stencil radii 1..4")->delimiter(',')->capture_default_str();
   sub->add_option("--tilings", o->tilings, "none, shared")->delimiter(',')->capture_default_str();
   sub->add_option("--coeffs", o->coeffs, "constant, global")->delimiter(',')->capture_default_str();
-  sub->add_option("--equation", o->equation, equation_choices(", "))
-      ->capture_default_str();
+  sub->add_option("--equation", o->equation, equation_choices(", "))->capture_default_str();
   sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
   sub->add_option("--backend", o->backend, "auto, cuda, cpu")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed steps per figure (median)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--block-y", o->tuning.block_y, "CUDA threads per block along y (0: per radius)")->capture_default_str();
+  sub->add_option("--block-y", o->tuning.block_y, "CUDA threads per block along y (0: per radius)")
+      ->capture_default_str();
   sub->add_option("--z-chunk", o->tuning.z_chunk, "z planes per block (0: auto)")->capture_default_str();
   sub->add_option("--prefetch", o->tuning.prefetch, "shared tiling: planes loaded ahead, 2 or 4 (0: auto)")
       ->capture_default_str();

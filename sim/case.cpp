@@ -1,7 +1,13 @@
 #include "sim/case.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -29,19 +35,33 @@ struct TomlInternalAssert {
 #endif
 
 #include "base/error.hpp"
+#include "base/printable.hpp"
 
 namespace tiersim {
 namespace {
 
 const char* type_name(KeySpec::Type t) {
   switch (t) {
-    case KeySpec::Type::Int: return "an integer";
-    case KeySpec::Type::Float: return "a number";
-    case KeySpec::Type::String: return "a string";
-    case KeySpec::Type::Bool: return "true or false";
+    case KeySpec::Type::Int:
+      return "an integer";
+    case KeySpec::Type::Float:
+      return "a number";
+    case KeySpec::Type::String:
+      return "a string";
+    case KeySpec::Type::Bool:
+      return "true or false";
   }
   return "?";
 }
+
+// Which model each section belongs to; [run] and [strategy] belong to every run.
+struct SectionModel {
+  const char* section;
+  const char* model;
+};
+constexpr SectionModel kSectionModels[] = {{"nbody", "nbody"},  {"kepler", "nbody"}, {"collision", "nbody"},
+                                           {"galaxy", "nbody"}, {"grid", "stencil"}, {"stencil", "stencil"},
+                                           {"heat", "stencil"}, {"wave", "stencil"}, {"gray_scott", "stencil"}};
 
 const KeySpec* find_spec(const std::string& key) {
   for (const auto& s : case_schema())
@@ -83,19 +103,22 @@ std::string format_float(double v) {
 // A bound of a key's range as people write it: integers as integers.
 std::string bound_text(KeySpec::Type type, double v) {
   char buf[64];
-  if (type == KeySpec::Type::Int) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (type == KeySpec::Type::Int)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.15g", v);
   return buf;
 }
 
+// A TOML string as toml++ writes it: one line, every control character escaped, unicode as it is.
+// (Escaping by hand missed control characters: a title with a BEL made the stored case unreadable.)
 std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (ch == '\n') { out += "\\n"; continue; }
-    out += ch;
-  }
-  return out + "\"";
+  toml::table t;
+  t.insert("v", s);
+  std::ostringstream os;
+  os << toml::toml_formatter(t, toml::format_flags::allow_unicode_strings);
+  const std::string line = os.str();
+  return line.substr(line.find('=') + 2);
 }
 
 // Checks a TOML node against its spec; returns the canonical text or throws with `where`.
@@ -116,9 +139,12 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
     }
     case KeySpec::Type::Float: {
       double v;
-      if (node.is_integer()) v = double(node.as_integer()->get());
-      else if (node.is_floating_point()) v = node.as_floating_point()->get();
-      else throw Error(prefix + "expected " + type_name(spec.type));
+      if (node.is_integer())
+        v = double(node.as_integer()->get());
+      else if (node.is_floating_point())
+        v = node.as_floating_point()->get();
+      else
+        throw Error(prefix + "expected " + type_name(spec.type));
       if (!std::isfinite(v)) throw Error(prefix + "must be a finite number, not " + format_float(v));
       if (v < spec.min || v > spec.max || (spec.min_exclusive && v <= spec.min)) {
         char buf[200];
@@ -138,7 +164,7 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
           if (c == v) return quote(v);
           allowed += (allowed.empty() ? "" : "|") + c;
         }
-        throw Error(prefix + "unknown value '" + v + "' (expected " + allowed + ")");
+        throw Error(prefix + "unknown value '" + printable(v, 40) + "' (expected " + allowed + ")");
       }
       return quote(v);
     }
@@ -156,7 +182,9 @@ void check_case_text(const std::string& text, const std::string& source) {
   enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral } st = State::Normal;
   int line = 1;
   char prev = '\n';  // the last character in State::Normal that is not a space or tab
-  auto fail = [&](const std::string& what) { throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what); };
+  auto fail = [&](const std::string& what) {
+    throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what);
+  };
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n; ++i) {
     const unsigned char ch = static_cast<unsigned char>(text[i]);
@@ -178,10 +206,17 @@ void check_case_text(const std::string& text, const std::string& source) {
         // '{', or a quoted key at the start of a line or after '.'); elsewhere, e.g. `x = 0s"é"`, the
         // parser scans the bytes as a bare value, where a non-ASCII character must not reach it
         // (toml++ 3.3 runs into __builtin_unreachable on some).
-        const bool value_start = prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
-        if (ch == '#') st = State::Comment;
-        else if (ch == '"' && value_start) { st = starts3 ? State::MultiBasic : State::Basic; if (starts3) i += 2; }
-        else if (ch == '\'' && value_start) { st = starts3 ? State::MultiLiteral : State::Literal; if (starts3) i += 2; }
+        const bool value_start =
+            prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
+        if (ch == '#')
+          st = State::Comment;
+        else if (ch == '"' && value_start) {
+          st = starts3 ? State::MultiBasic : State::Basic;
+          if (starts3) i += 2;
+        } else if (ch == '\'' && value_start) {
+          st = starts3 ? State::MultiLiteral : State::Literal;
+          if (starts3) i += 2;
+        }
         if (ch != ' ' && ch != '\t' && ch != '\r') prev = ch;
         break;
       }
@@ -196,13 +231,19 @@ void check_case_text(const std::string& text, const std::string& source) {
           if (i < n && text[i] == '\n') ++line;
           continue;
         }
-        if (ch == '"' && (st == State::Basic || starts3)) { if (st == State::MultiBasic) i += 2; st = State::Normal, prev = '"'; }
-        else if (ch == '\n' && st == State::Basic) st = State::Normal;  // toml++ reports the unterminated string
+        if (ch == '"' && (st == State::Basic || starts3)) {
+          if (st == State::MultiBasic) i += 2;
+          st = State::Normal, prev = '"';
+        } else if (ch == '\n' && st == State::Basic)
+          st = State::Normal;  // toml++ reports the unterminated string
         break;
       case State::Literal:
       case State::MultiLiteral:
-        if (ch == '\'' && (st == State::Literal || starts3)) { if (st == State::MultiLiteral) i += 2; st = State::Normal, prev = '\''; }
-        else if (ch == '\n' && st == State::Literal) st = State::Normal;
+        if (ch == '\'' && (st == State::Literal || starts3)) {
+          if (st == State::MultiLiteral) i += 2;
+          st = State::Normal, prev = '\'';
+        } else if (ch == '\n' && st == State::Literal)
+          st = State::Normal;
         break;
     }
     if (ch == '\n') ++line;
@@ -216,25 +257,78 @@ std::string location(const std::string& file, const toml::node& n) {
 
 }  // namespace
 
+std::string key_model(const std::string& key) {
+  const std::string section = key.substr(0, key.find('.'));
+  for (const SectionModel& s : kSectionModels)
+    if (section == s.section) return s.model;
+  return "";
+}
+
 Case::Value& Case::find(const std::string& key) {
   for (auto& v : values_)
     if (v.spec->key == key) return v;
   throw Error(unknown_key_message(key));
 }
-const Case::Value& Case::find(const std::string& key) const {
-  return const_cast<Case*>(this)->find(key);
+const Case::Value& Case::find(const std::string& key) const { return const_cast<Case*>(this)->find(key); }
+
+namespace {
+
+// A case file is a few kB; anything much larger is not one (and is not read whole into memory).
+constexpr std::size_t kMaxCaseBytes = std::size_t(1) << 20;
+
+const char* file_kind(mode_t m) {
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a file";
 }
 
+// The text of the case file `path`: only a regular file (after following links) of at most
+// kMaxCaseBytes. A link to /dev/zero or /dev/urandom, a FIFO or a device would be read without end.
+std::string read_case_file(const std::string& path) {
+  auto cannot_open = [&](int e) { return Error(path + ": cannot open case file: " + std::strerror(e)); };
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw cannot_open(errno);
+  if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a case file");
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + ": not a regular file (" + file_kind(st.st_mode) +
+                "); a case file is read from a regular file only");
+  // O_NONBLOCK: were the file swapped for a FIFO since, opening it must not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw cannot_open(errno);
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) throw cannot_open(errno);
+    if (!S_ISREG(st.st_mode))
+      throw Error(path + ": not a regular file (" + file_kind(st.st_mode) +
+                  "); a case file is read from a regular file only");
+    auto too_large = [&](std::uintmax_t bytes) {
+      return Error(path + ": " + std::to_string(bytes) + " bytes, larger than a case file may be (" +
+                   std::to_string(kMaxCaseBytes) + " bytes)");
+    };
+    if (std::uintmax_t(st.st_size) > kMaxCaseBytes) throw too_large(std::uintmax_t(st.st_size));
+    char buf[65536];
+    for (;;) {
+      const ssize_t r = ::read(fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw Error(path + ": cannot read case file: " + std::strerror(errno));
+      if (r == 0) break;
+      text.append(buf, std::size_t(r));
+      if (text.size() > kMaxCaseBytes) throw too_large(text.size());  // grew while being read
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
 Case Case::load(const std::string& path, const std::vector<std::string>& overrides) {
-  // A directory opens as an empty stream: refused here, not reported as a case with no keys.
-  // (Other non-regular files are read: `tiersim run <(...)` passes a pipe.)
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a case file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open case file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse(ss.str(), path, overrides);
+  return parse(read_case_file(path), path, overrides);
 }
 
 Case Case::parse(const std::string& text, const std::string& source_name, const std::vector<std::string>& overrides) {
@@ -251,8 +345,8 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
   try {
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
-    throw Error(source_name + ":" + std::to_string(e.source().begin.line) + ": syntax error: " +
-                std::string(e.description()));
+    throw Error(source_name + ":" + std::to_string(e.source().begin.line) +
+                ": syntax error: " + std::string(e.description()));
   } catch (const TomlInternalAssert&) {
     throw Error(source_name + ": syntax error: malformed TOML");
   }
@@ -267,18 +361,27 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
       Value& v = c.find(key);
       v.text = canonical(*spec, node, location(source_name, node));
       v.given = true;
+      v.where = location(source_name, node);
     }
   }
   for (const auto& o : overrides) c.set_override(o);
   for (const auto& v : c.values_)
     if (v.text.empty()) throw Error(source_name + ": " + v.spec->key + ": missing required key");
+  // A key of the other model is a mistake (a [grid] section pasted into an N-body case): it would
+  // be ignored, so the run would not be the one the file describes.
+  const std::string model = c.get_string("run.model");
+  for (const auto& v : c.values_) {
+    const std::string owner = key_model(v.spec->key);
+    if (v.given && !owner.empty() && owner != model)
+      throw Error(v.where + v.spec->key + ": a key of run.model = \"" + owner + "\"; this case is run.model = \"" +
+                  model + "\" (remove the key, or change run.model)");
+  }
   return c;
 }
 
 void Case::set_override(const std::string& assignment) {
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw Error("--set " + assignment + ": expected section.key=value");
+  if (eq == std::string::npos || eq == 0) throw Error("--set " + assignment + ": expected section.key=value");
   set(assignment.substr(0, eq), assignment.substr(eq + 1));
 }
 
@@ -290,34 +393,42 @@ void Case::set(const std::string& key, const std::string& value_text) {
   try {
     t = toml::parse("v = " + value_text);
   } catch (const TomlInternalAssert&) {
-    throw Error("--set " + key + ": '" + value_text + "' is not valid TOML");
+    throw Error("--set " + key + ": '" + printable(value_text, 60) + "' is not valid TOML");
   } catch (const toml::parse_error&) {
     // Bare words are strings on the command line: --set strategy.layout=aos
     if (spec->type != KeySpec::Type::String) {
-      throw Error("--set " + key + ": '" + value_text + "' is not " + type_name(spec->type));
+      throw Error("--set " + key + ": '" + printable(value_text, 60) + "' is not " + type_name(spec->type));
     }
     t.insert_or_assign("v", value_text);
   }
   Value& v = find(key);
   v.text = canonical(*spec, *t.get("v"), "--set ");
   v.given = true;
+  v.where = "--set ";
 }
 
 namespace {
 toml::table parse_value(const std::string& text) { return toml::parse("v = " + text); }
 }  // namespace
 
-std::int64_t Case::get_int(const std::string& key) const { return *parse_value(find(key).text)["v"].value<std::int64_t>(); }
+std::int64_t Case::get_int(const std::string& key) const {
+  return *parse_value(find(key).text)["v"].value<std::int64_t>();
+}
 double Case::get_float(const std::string& key) const { return *parse_value(find(key).text)["v"].value<double>(); }
-std::string Case::get_string(const std::string& key) const { return *parse_value(find(key).text)["v"].value<std::string>(); }
+std::string Case::get_string(const std::string& key) const {
+  return *parse_value(find(key).text)["v"].value<std::string>();
+}
 bool Case::get_bool(const std::string& key) const { return *parse_value(find(key).text)["v"].value<bool>(); }
 bool Case::was_given(const std::string& key) const { return find(key).given; }
 
 std::string Case::effective_toml() const {
   std::ostringstream os;
   os << "# effective case: " << source_ << " with overrides and defaults applied\n";
+  const std::string model = get_string("run.model");
   std::string section;
   for (const auto& v : values_) {
+    const std::string owner = key_model(v.spec->key);
+    if (!owner.empty() && owner != model) continue;
     const auto dot = v.spec->key.find('.');
     const std::string s = v.spec->key.substr(0, dot);
     if (s != section) {
@@ -333,14 +444,16 @@ std::string case_keys_markdown() {
   std::ostringstream os;
   os << "| key | type | default | meaning |\n|---|---|---|---|\n";
   for (const auto& s : case_schema()) {
-    std::string type = s.type == KeySpec::Type::Int ? "int" : s.type == KeySpec::Type::Float ? "float"
-                       : s.type == KeySpec::Type::Bool ? "bool" : "string";
+    std::string type = s.type == KeySpec::Type::Int     ? "int"
+                       : s.type == KeySpec::Type::Float ? "float"
+                       : s.type == KeySpec::Type::Bool  ? "bool"
+                                                        : "string";
     if (!s.choices.empty()) {
       type.clear();
       for (const auto& c : s.choices) type += (type.empty() ? "" : " \\| ") + c;
     }
-    os << "| `" << s.key << "` | " << type << " | " << (s.default_value.empty() ? "required" : "`" + s.default_value + "`")
-       << " | " << s.doc << " |\n";
+    os << "| `" << s.key << "` | " << type << " | "
+       << (s.default_value.empty() ? "required" : "`" + s.default_value + "`") << " | " << s.doc << " |\n";
   }
   return os.str();
 }
@@ -350,7 +463,8 @@ namespace {
 // "int, >= 0 and <= 1000000000000", "float, > 0", "string: aos | soa", "true | false".
 std::string type_and_range(const KeySpec& s) {
   switch (s.type) {
-    case KeySpec::Type::Bool: return "true | false";
+    case KeySpec::Type::Bool:
+      return "true | false";
     case KeySpec::Type::String: {
       if (s.choices.empty()) return "string";
       std::string t = "string: ";
@@ -399,9 +513,10 @@ std::string case_example_toml() {
      << " steps):\n"
         "#   tiersim run cases/example.toml\n"
         "# Command-line flags (--backend, --layout, --steps, ...) override the file, and --set\n"
-        "# section.key=value overrides both. Sections a model does not use are ignored by it: [kepler],\n"
-        "# [collision] and [galaxy] go with nbody.ic; [grid], [stencil] and one equation section with\n"
-        "# run.model = \"stencil\".\n";
+        "# section.key=value overrides both. A case holds the keys of its own model only, and a key of\n"
+        "# the other one is refused: [nbody], [kepler], [collision] and [galaxy] are run.model = \"nbody\"'s\n"
+        "# ([kepler], [collision] and [galaxy] go with nbody.ic); [grid], [stencil], [heat], [wave] and\n"
+        "# [gray_scott] are run.model = \"stencil\"'s (one equation section, with stencil.equation).\n";
   std::string section;
   for (const auto& s : case_schema()) {
     const auto dot = s.key.find('.');
@@ -413,10 +528,13 @@ std::string case_example_toml() {
     const bool required = s.default_value.empty();
     if (required && s.example.empty())
       throw Error(s.key + ": a required key needs an example value in the schema (sim/case_schema.cpp)");
-    os << "\n" << comment_wrapped(s.doc)
+    os << "\n"
+       << comment_wrapped(s.doc)
        << comment_wrapped(type_and_range(s) + "; " + (required ? "required" : "default " + s.default_value));
-    if (required) os << name << " = " << s.example << "\n";
-    else os << "# " << name << " = " << s.default_value << "\n";
+    if (required)
+      os << name << " = " << s.example << "\n";
+    else
+      os << "# " << name << " = " << s.default_value << "\n";
   }
   return os.str();
 }

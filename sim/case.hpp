@@ -12,7 +12,7 @@ namespace tiersim {
 
 struct KeySpec {
   enum class Type { Int, Float, String, Bool };
-  std::string key;                   // "section.name"
+  std::string key;  // "section.name"
   Type type;
   std::string default_value;         // as TOML text; empty: required
   std::string doc;                   // one line for the README table
@@ -23,6 +23,11 @@ struct KeySpec {
 };
 
 const std::vector<KeySpec>& case_schema();
+
+// The model whose section holds `key` ("nbody" for [nbody], [kepler], [collision], [galaxy];
+// "stencil" for [grid], [stencil], [heat], [wave], [gray_scott]), or "" for a key of every run
+// ([run], [strategy]). A case may not give keys of the other model.
+std::string key_model(const std::string& key);
 
 class Case {
  public:
@@ -37,12 +42,15 @@ class Case {
   std::string get_string(const std::string& key) const;
   bool get_bool(const std::string& key) const;
   bool was_given(const std::string& key) const;  // in the file or an override (not a default)
+  // The value as the stored case writes it (canonical TOML: a string quoted and escaped).
+  const std::string& toml_text(const std::string& key) const { return find(key).text; }
 
   // Applies one more override after loading (used by CLI flags such as --layout).
   void set(const std::string& key, const std::string& value_text);
   void set_override(const std::string& assignment);  // "section.key=value"
 
-  // The effective case (file + overrides + defaults) as TOML text; stored with the output.
+  // The effective case (file + overrides + defaults) as TOML text; stored with the output. Only the
+  // sections of its model, and the common ones.
   std::string effective_toml() const;
   const std::string& source_name() const { return source_; }
 
@@ -51,6 +59,7 @@ class Case {
     const KeySpec* spec;
     std::string text;  // canonical TOML text of the value
     bool given = false;
+    std::string where;  // where it was given: "FILE:LINE: " or "--set "
   };
   std::vector<Value> values_;  // schema order
   std::string source_;

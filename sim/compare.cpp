@@ -6,11 +6,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include "base/error.hpp"
+#include "base/printable.hpp"
 #include "base/strategy.hpp"
+#include "io/safe_files.hpp"
+#include "sim/output_dir.hpp"
 #include "sim/run.hpp"
+#include "sim/stop_signal.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
@@ -49,7 +54,7 @@ std::vector<Combination> combinations(const CompareOptions& o) {
 
 std::string dir_name(const std::string& label) {
   std::string s;
-  for (char ch : label) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '=' ) ? ch : '_';
+  for (char ch : label) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '=') ? ch : '_';
   std::replace(s.begin(), s.end(), '=', '-');
   return s;
 }
@@ -108,21 +113,54 @@ std::string plot_script() {
   return {};
 }
 
-// Why --force may not replace the non-empty directory `dir` of an earlier compare ("" where it
-// may): compare.csv, compare.png and one figures-only run directory per combination, nothing else.
+// What --force may replace in an earlier compare's directory: compare.csv, compare.png and one
+// figures-only run directory per combination (each a tiersim run by run_directory_names()), nothing
+// else; and it is a compare's only where tiersim's lock file is there.
+bool compare_file(const std::string& name) {
+  for (const char* n : {"compare.csv", "compare.png", kLockName})
+    if (OwnedName::exact("", n).matches(name)) return true;
+  return false;
+}
+
 std::string why_not_compare_output(const fs::path& dir) {
   std::error_code ec;
+  bool locked = false;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name == "compare.csv" || name == "compare.png") continue;
-    if (!it->is_directory(ec)) return "it holds '" + name + "', which is not tiersim compare output";
-    for (fs::directory_iterator sub(it->path(), ec), e2; !ec && sub != e2; sub.increment(ec))
-      if (!is_tiersim_output(sub->path().filename().string()))
-        return "it holds '" + (fs::path(name) / sub->path().filename()).string() + "', which is not tiersim output";
+    const std::string name = it->path().filename().string();
+    const PathType t = path_type(it->path().string());
+    if (t == PathType::File && compare_file(name)) {
+      locked = locked || name == kLockName;
+      continue;
+    }
+    if (t != PathType::Directory) return "it holds '" + printable(name) + "', which is not tiersim compare output";
+    if (fs::is_empty(it->path(), ec)) continue;
+    if (const std::string why = why_not_replaceable(it->path()); !why.empty())
+      return "its subdirectory '" + printable(name) + "' is not a tiersim run: " + why;
   }
   if (ec) return "cannot list it: " + ec.message();
-  if (!fs::exists(dir / "compare.csv", ec)) return "it holds no compare.csv";
+  if (!locked) return std::string("it holds no tiersim compare (no ") + kLockName + ")";
   return "";
+}
+
+// Deletes what why_not_compare_output() allowed (the lock file stays: it is held).
+void remove_compare_output(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
+  for (const fs::path& e : entries) {
+    const std::string name = e.filename().string();
+    std::error_code ec;
+    if (path_type(e.string()) == PathType::Directory) {
+      if (!fs::is_empty(e, ec)) {
+        const RunLock lock(e.string(), false, "the compare directory was not replaced");  // no run of it goes on
+        remove_run_files(e);
+        fs::remove(e / kLockName, ec);
+      }
+      fs::remove(e, ec);
+    } else if (name != kLockName) {
+      fs::remove(e, ec);
+    }
+    if (ec) throw Error(e.string() + ": cannot remove the old output: " + ec.message());
+  }
 }
 
 }  // namespace
@@ -130,7 +168,7 @@ std::string why_not_compare_output(const fs::path& dir) {
 int run_compare(const CompareOptions& o) {
   const auto combos = combinations(o);
   const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
-  prepare_out_dir(dir, o.force, why_not_compare_output);
+  const RunLock lock = prepare_out_dir(dir, o.force, why_not_compare_output, remove_compare_output);
 
   struct Outcome {
     Combination combo;
@@ -141,6 +179,7 @@ int run_compare(const CompareOptions& o) {
   };
   std::vector<Outcome> outcomes;
   for (const auto& combo : combos) {
+    if (stop_signal()) break;  // SIGINT/SIGTERM: the combinations run so far are reported
     Outcome out{combo, "", "", 0, {}, {}};
     RunOptions ro;
     ro.case_path = o.case_path;
@@ -156,6 +195,7 @@ int run_compare(const CompareOptions& o) {
     std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
     try {
       RunResult r = run_case(ro);
+      if (r.exit_code != 0) break;  // stopped by a signal: its figures are partial
       out.strategy = r.strategy;
       out.peak = r.telemetry.peak_gbs();
       out.kernels = figures(r.telemetry, o.warmup);
@@ -175,11 +215,12 @@ int run_compare(const CompareOptions& o) {
   for (const auto& oc : outcomes)
     for (const auto& k : oc.kernel_order)
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
-  std::ofstream csv(fs::path(dir) / "compare.csv");
-  csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_modelled,"
+  std::ostringstream csv;  // written whole at the end, by temp file + rename
+  csv << "combination,strategy,kernel,variant,median_ms,gbs,pct_copy_bandwidth,gflops,work_per_s,work_unit,bytes_"
+         "modelled,"
          "speedup,copy_bandwidth_gbs,error\n";
-  std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(),
-              o.steps, o.warmup);
+  std::printf("tiersim compare %s: %d measured steps after %d warm-up, per combination\n", o.case_path.c_str(), o.steps,
+              o.warmup);
   for (const auto& k : kernels) {
     std::printf("\n%s\n%-44s %-34s %10s %9s %7s %9s %12s %8s\n", k.c_str(), "combination", "kernel", "median ms",
                 "GB/s", "% copy", "GFLOP/s", "work/s", "speedup");
@@ -194,8 +235,8 @@ int run_compare(const CompareOptions& o) {
                   f.median_ms, f.gbs, f.pct, f.gflops, f.work_per_s, speedup);
       char line[512];
       std::snprintf(line, sizeof line, "\"%s\",%s,%s,%s,%.6g,%.6g,%.4g,%.6g,%.6g,%s,%.0f,%.4g,%.6g,\n",
-                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.variant.c_str(), f.median_ms, f.gbs, f.pct, f.gflops,
-                    f.work_per_s, f.work_unit.c_str(), f.bytes_modelled, speedup, oc.peak);
+                    oc.combo.label.c_str(), oc.strategy.c_str(), k.c_str(), f.variant.c_str(), f.median_ms, f.gbs,
+                    f.pct, f.gflops, f.work_per_s, f.work_unit.c_str(), f.bytes_modelled, speedup, oc.peak);
       csv << line;
     }
   }
@@ -208,7 +249,7 @@ int run_compare(const CompareOptions& o) {
       std::replace(err.begin(), err.end(), '"', '\'');
       csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << err << "\"\n";
     }
-  csv.close();
+  write_file_atomically((fs::path(dir) / "compare.csv").string(), csv.str());
   std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());
   if (o.chart) {
     const std::string script = plot_script();
@@ -218,10 +259,13 @@ int run_compare(const CompareOptions& o) {
     } else {
       const std::string cmd = "/usr/bin/python3 '" + script + "' compare '" + (fs::path(dir) / "compare.csv").string() +
                               "' -o '" + png + "' >/dev/null 2>&1";
-      if (std::system(cmd.c_str()) == 0) std::printf("chart: %s\n", png.c_str());
-      else std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
+      if (std::system(cmd.c_str()) == 0)
+        std::printf("chart: %s\n", png.c_str());
+      else
+        std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
     }
   }
+  if (const int sig = stop_signal()) return 128 + sig;
   return failed == static_cast<int>(outcomes.size()) ? 1 : 0;
 }
 
@@ -232,7 +276,8 @@ void register_compare(CLI::App& app, CompareOptions& o) {
   // option also swallows the case path after it (`compare --layout aos,soa cases/plummer.toml`).
   for_each_flag([&](auto flag, auto) {
     using F = decltype(flag);
-    c->add_option(flag_option(F::key), o.lists[F::key], std::string("list of ") + flag_choices(flag, ",") + ": " + F::help)
+    c->add_option(flag_option(F::key), o.lists[F::key],
+                  std::string("list of ") + flag_choices(flag, ",") + ": " + F::help)
         ->delimiter(',')
         ->allow_extra_args(false)
         ->check(CLI::IsMember(flag_names(flag)));
@@ -242,7 +287,9 @@ void register_compare(CLI::App& app, CompareOptions& o) {
       ->allow_extra_args(false);
   c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
   c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
-  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)");
+  c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)")
+      ->check(
+          CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty path") : std::string(); }, "DIR"));
   c->add_flag("--force", o.force, "replace an existing output directory");
   c->add_flag("!--no-chart", o.chart, "do not draw compare.png");
 }

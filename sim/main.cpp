@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -13,8 +14,10 @@
 #include "sim/case.hpp"
 #include "sim/compare.hpp"
 #include "base/error.hpp"
+#include "base/printable.hpp"
 #include "base/strategy.hpp"
 #include "sim/run.hpp"
+#include "sim/stop_signal.hpp"
 
 namespace {
 
@@ -60,9 +63,10 @@ void print_info() {
   std::printf("  memory: %s total, %s free\n", format_bytes(double(d.global_mem)).c_str(),
               format_bytes(double(d.free_mem)).c_str());
   std::printf("  L2: %s; persisting L2 max %s; access-policy window max %s\n", format_bytes(double(d.l2_bytes)).c_str(),
-              format_bytes(double(d.persisting_l2_max)).c_str(), format_bytes(double(d.access_policy_window_max)).c_str());
-  std::printf("  shared memory: %s per block (opt-in), %s per SM\n", format_bytes(double(d.smem_optin_per_block)).c_str(),
-              format_bytes(double(d.smem_per_sm)).c_str());
+              format_bytes(double(d.persisting_l2_max)).c_str(),
+              format_bytes(double(d.access_policy_window_max)).c_str());
+  std::printf("  shared memory: %s per block (opt-in), %s per SM\n",
+              format_bytes(double(d.smem_optin_per_block)).c_str(), format_bytes(double(d.smem_per_sm)).c_str());
   std::printf("  driver %d, runtime %d\n", d.driver_version, d.runtime_version);
 }
 
@@ -86,9 +90,34 @@ std::string subcommand_error(const CLI::App* app, const CLI::Error& e) {
   return path + ": unknown subcommand '" + unknown + "' (expected " + names + ")";
 }
 
+// The value of an integer flag as given (text), checked against [min, max]: a refusal names the
+// flag and the text, not the case key it overrides nor a value clamped on the way.
+long long integer_flag(const std::string& flag, const std::string& text, double min, double max) {
+  long long v = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec == std::errc() && p == end && double(v) >= min && double(v) <= max) return v;
+  if (ec == std::errc::invalid_argument || p != end)
+    throw tiersim::Error(flag + ": '" + tiersim::printable(text, 40) + "' is not an integer");
+  if (ec == std::errc() && v < 0 && min >= 0) throw tiersim::Error(flag + ": must be >= 0, not " + text);
+  char range[96];
+  std::snprintf(range, sizeof range, " is out of range (must be >= %.0f and <= %.0f)", min, max);
+  throw tiersim::Error(flag + ": " + tiersim::printable(text, 40) + range);
+}
+
+// The range of a case key, for the flag that overrides it.
+const tiersim::KeySpec& key_spec(const std::string& key) {
+  for (const auto& k : tiersim::case_schema())
+    if (k.key == key) return k;
+  throw tiersim::Error("no case key " + key);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First thing: from here on SIGINT and SIGTERM are requests that a run honours where stopping
+  // leaves everything whole (sim/stop_signal.hpp), never a silent death in the middle of set-up.
+  tiersim::install_stop_handlers();
   CLI::App app{"tiersim: N-body and stencil simulations that make the GPU memory hierarchy visible"};
   app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
   app.require_subcommand(1);
@@ -109,22 +138,22 @@ int main(int argc, char** argv) {
   tiersim::RunOptions ro;
   std::map<std::string, std::string> flags;  // strategy flag key -> value given
   std::string formats;
-  long long steps = -1;
-  long long l2_bytes = -1;
+  std::string steps, l2_bytes;
   std::vector<std::string> sets;
   auto* run = app.add_subcommand("run", "Run a case file");
   auto* case_opt = run->add_option("case", ro.case_path, "case file (TOML)");
-  run->add_option("--restart", ro.restart_dir,
-                  "continue the run in DIR from its last checkpoint (the case stored there; --steps extends it)")
-      ->excludes(case_opt);
+  auto* restart_opt =
+      run->add_option("--restart", ro.restart_dir,
+                      "continue the run in DIR from its last checkpoint (the case stored there; --steps extends it)")
+          ->excludes(case_opt);
   tiersim::for_each_flag([&](auto flag, auto) {
     using F = decltype(flag);
     run->add_option(tiersim::flag_option(F::key), flags[F::key], tiersim::flag_choices(flag) + ": " + F::help)
         ->check(CLI::IsMember(tiersim::flag_names(flag)));
   });
-  run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)")->check(non_negative);
-  run->add_option("--steps", steps, "number of steps (overrides run.steps)")->check(non_negative);
-  run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
+  auto* l2_opt = run->add_option("--l2-persist-bytes", l2_bytes, "bytes of the L2 window (0: the hot set)");
+  auto* steps_opt = run->add_option("--steps", steps, "number of steps (overrides run.steps)");
+  auto* out_opt = run->add_option("--out", ro.out_dir, "output directory (default out/<case name>)");
   // One value per occurrence: a vector option would otherwise also take the case path after it
   // (`run --set nbody.count=64 cases/plummer.toml`).
   run->add_option("--set", sets, "override a case key: section.key=value (repeatable, one per --set)")
@@ -168,12 +197,26 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("compare")) return tiersim::run_compare(co);
     if (*run) {
-      if (ro.case_path.empty() && ro.restart_dir.empty()) throw tiersim::Error("run: give a case file or --restart DIR");
+      // An empty path is a mistake (an unset shell variable), not a request for the default.
+      if (out_opt->count() > 0 && ro.out_dir.empty())
+        throw tiersim::Error("--out: empty path (give a directory, or leave --out out for out/<case name>)");
+      if (restart_opt->count() > 0 && ro.restart_dir.empty())
+        throw tiersim::Error("--restart: empty path (give a run directory)");
+      if (case_opt->count() > 0 && ro.case_path.empty()) throw tiersim::Error("run: empty case file path");
+      if (ro.case_path.empty() && ro.restart_dir.empty())
+        throw tiersim::Error("run: give a case file or --restart DIR");
       // Flags first, then --set: the more explicit override wins.
       for (const auto& [key, v] : flags)
         if (!v.empty()) ro.overrides.push_back("strategy." + key + "=\"" + v + "\"");
-      if (l2_bytes >= 0) ro.overrides.push_back("strategy.l2_persist_bytes=" + std::to_string(l2_bytes));
-      if (steps >= 0) ro.overrides.push_back("run.steps=" + std::to_string(steps));
+      if (l2_opt->count() > 0) {
+        const auto& k = key_spec("strategy.l2_persist_bytes");
+        ro.overrides.push_back(k.key + "=" +
+                               std::to_string(integer_flag("--l2-persist-bytes", l2_bytes, k.min, k.max)));
+      }
+      if (steps_opt->count() > 0) {
+        const auto& k = key_spec("run.steps");
+        ro.overrides.push_back(k.key + "=" + std::to_string(integer_flag("--steps", steps, k.min, k.max)));
+      }
       for (const auto& s : sets) ro.overrides.push_back(s);
       if (!formats.empty()) ro.formats = formats;
       return tiersim::run_case(ro).exit_code;
@@ -183,13 +226,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const tiersim::Error& e) {
-    std::fprintf(stderr, "tiersim: error: %s\n", e.what());
+    // Messages quote input (paths, values, lines of files): never a raw byte of it on the terminal.
+    std::fprintf(stderr, "tiersim: error: %s\n", tiersim::printable(e.what(), 4096).c_str());
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "tiersim: error: out of host memory\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tiersim: error: %s\n", e.what());
+    std::fprintf(stderr, "tiersim: error: %s\n", tiersim::printable(e.what(), 4096).c_str());
     return 1;
   }
 }

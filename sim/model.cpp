@@ -7,10 +7,19 @@
 
 namespace tiersim {
 
-ModelState Model::save_state() { throw Error(name() + ": checkpoints are not supported for this model"); }
+void Model::write_snapshot(SnapshotFile& out, std::int64_t step, double time) {
+  const auto staged = stage_output(step, time);
+  staged->wait();
+  staged->write_snapshot(out);
+}
+
+ModelState Model::save_state() {
+  const auto staged = stage_output(0, 0.0);
+  staged->wait();
+  return staged->state();
+}
 void Model::load_state(const ModelState&) { throw Error(name() + ": restarts are not supported for this model"); }
 void Model::inject_nan(std::int64_t) { throw Error(name() + ": NaN injection is not supported for this model"); }
-
 
 const std::vector<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
                                                const std::string& what) {

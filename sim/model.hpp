@@ -26,18 +26,33 @@ struct NonFinite {
 
 using Observables = std::vector<std::pair<std::string, double>>;
 
+// The state of one step on its way to the files: staged on the loop's thread (on the GPU the
+// copies are issued and this returns at once), then finished and written on the output thread
+// (io/output_queue.hpp), in the run's precision.
+class StagedOutput {
+ public:
+  virtual ~StagedOutput() = default;
+  // Waits until the state is in host memory; returns the copies' telemetry records.
+  virtual std::vector<KernelRecord> wait() = 0;
+  virtual void write_snapshot(SnapshotFile& out) const = 0;
+  virtual ModelState state() const = 0;  // what the checkpoint holds
+  virtual double bytes() const = 0;      // host bytes staged
+};
+
 class Model {
  public:
   virtual ~Model() = default;
-  virtual std::string name() const = 0;            // "nbody", "stencil/heat", ...
-  virtual std::string strategy_name() const = 0;   // "cuda/soa/fp32/shared"
-  virtual void step(double dt) = 0;                // advance one time step
+  virtual std::string name() const = 0;           // "nbody", "stencil/heat", ...
+  virtual std::string strategy_name() const = 0;  // "cuda/soa/fp32/shared"
+  virtual void step(double dt) = 0;               // advance one time step
   // Diagnostics at this moment (energies, momenta, field sums, min/max): name, value.
   virtual Observables observe() = 0;
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.
   virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
-  // Copies state back from the device if needed and writes it into the snapshot file.
-  virtual void write_snapshot(SnapshotFile& out, std::int64_t step, double time) = 0;
+  // Stages the state of this step for output (snapshot and checkpoint alike).
+  virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) = 0;
+  // The same, waited for and written at once (tests, compare).
+  void write_snapshot(SnapshotFile& out, std::int64_t step, double time);
   // Kernel records completed since the last call (each with its measured time).
   // wait = false: only the records whose device work has finished (see the engines).
   virtual std::vector<KernelRecord> take_records(bool wait = true) = 0;
@@ -47,7 +62,7 @@ class Model {
   // Restart: the exact state at a step boundary (values held in double, which is exact for fp32
   // and fp64), and its reinstatement into a freshly built model of the same case.
   // (Defaults in sim/model.cpp refuse with a one-line Error.)
-  virtual ModelState save_state();
+  ModelState save_state();
   virtual void load_state(const ModelState& s);
 
   // The first non-finite value of each array of the state that has one (copies state back from

@@ -6,6 +6,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
+#include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "base/host_memory.hpp"
 #include "sim/initial_conditions.hpp"
@@ -28,7 +29,8 @@ Bodies initial_bodies(const Case& c, int n) {
                           c.get_float("collision.velocity"), c.get_float("collision.mass_ratio"), seed);
   }
   if (ic == "kepler") {
-    if (n != 2) throw Error(c.source_name() + ": nbody.count: the kepler binary has 2 bodies, not " + std::to_string(n));
+    if (n != 2)
+      throw Error(c.source_name() + ": nbody.count: the kepler binary has 2 bodies, not " + std::to_string(n));
     return make_kepler_binary(M, G, c.get_float("kepler.period"), c.get_float("kepler.eccentricity"),
                               c.get_float("kepler.mass_ratio"));
   }
@@ -44,6 +46,34 @@ std::string ic_description(const std::string& ic) {
   return "rotating disk galaxy";
 }
 
+// An N-body model's staged output: the bodies, downloaded (double precision on the host).
+struct StagedBodies final : StagedOutput {
+  std::int64_t step = 0;
+  double time = 0;
+  Bodies bodies;
+  std::vector<std::pair<std::string, double>> scalars;
+
+  std::vector<KernelRecord> wait() override { return {}; }
+  void write_snapshot(SnapshotFile& out) const override {
+    double extent = 0;
+    for (const auto& p : bodies.pos) extent = std::max({extent, std::fabs(p.x), std::fabs(p.y), std::fabs(p.z)});
+    out.write_particles(step, time, bodies, 2 * extent);
+  }
+  ModelState state() const override {
+    ModelState s;
+    auto flat = [&](const std::vector<Vec3<double>>& v) {
+      std::vector<double> out(3 * v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) out[3 * i] = v[i].x, out[3 * i + 1] = v[i].y, out[3 * i + 2] = v[i].z;
+      return out;
+    };
+    const Bodies& b = bodies;
+    s.arrays = {{"position", flat(b.pos)}, {"velocity", flat(b.vel)}, {"acceleration", flat(b.acc)}, {"mass", b.mass}};
+    s.scalars = scalars;
+    return s;
+  }
+  double bytes() const override { return double(bodies.size()) * (10 * sizeof(double)); }
+};
+
 class NbodyModel final : public Model {
  public:
   NbodyModel(const Case& c, const Strategy& s) : strategy_(s) {
@@ -54,25 +84,35 @@ class NbodyModel final : public Model {
     p.G = c.get_float("nbody.G");
     p.softening = c.get_float("nbody.softening");
     if (p.softening == 0 && ic_ != "kepler")
-      throw Error(c.source_name() + ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
+      throw Error(c.source_name() +
+                  ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
     // Host memory: the initial conditions (double), the engine's store, and a copy for output.
-    const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0);
+    // (+ 8: the CPU engine's potential per body)
+    const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0) + 8.0;
     check_host_memory(bytes_per_body * n_, std::to_string(n_) + " bodies");
     Bodies b = initial_bodies(c, n_);
     engine_ = s.backend == Backend::Cuda ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0})
                                          : make_nbody_cpu(s, n_, p);
     engine_->upload(b);
-    engine_->compute_forces();  // the first kick needs a(x0)
+    engine_->compute_forces(true);  // the first kick needs a(x0); the run observes step 0
+    diagnostics_every_ = c.get_int("run.diagnostics_every");
+    steps_ = c.get_int("run.steps");
   }
 
   std::string name() const override { return "nbody"; }
   std::string strategy_name() const override { return engine_->strategy_name(); }
   std::string describe() const override { return std::to_string(n_) + " bodies, " + ic_description(ic_); }
 
+  // On the steps the run loop observes (run.cpp: every run.diagnostics_every steps and the last
+  // one) the force pass also sums the potential energy that observe() then reads; telemetry_step()
+  // is the step being made. A step observed for another reason (a stop signal) gets the potential
+  // from a separate pass in diagnostics().
   void step(double dt) override {
+    const std::int64_t s = telemetry_step();
+    const bool observed = (diagnostics_every_ > 0 && s % diagnostics_every_ == 0) || s == steps_;
     engine_->kick(0.5 * dt);
     engine_->drift(dt);
-    engine_->compute_forces();
+    engine_->compute_forces(observed);
     engine_->kick(0.5 * dt);
   }
 
@@ -103,27 +143,17 @@ class NbodyModel final : public Model {
     return {"dE/E0", 0.0};
   }
 
-  void write_snapshot(SnapshotFile& out, std::int64_t step, double time) override {
-    const Bodies b = engine_->download();
-    double extent = 0;
-    for (const auto& p : b.pos) extent = std::max({extent, std::fabs(p.x), std::fabs(p.y), std::fabs(p.z)});
-    out.write_particles(step, time, b, 2 * extent);
+  // Bodies are small against a step (2^20 bodies: 40 MB, a few ms over the link, against half a
+  // second of forces): they are downloaded here, and converted and written on the output thread.
+  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
+    auto staged = std::make_unique<StagedBodies>();
+    staged->step = step, staged->time = time;
+    staged->bodies = engine_->download();
+    staged->scalars = {{"initial_energy", e0_}, {"has_initial_energy", have_e0_ ? 1.0 : 0.0}};
+    return staged;
   }
 
   std::vector<KernelRecord> take_records(bool wait) override { return engine_->take_records(wait); }
-
-  ModelState save_state() override {
-    const Bodies b = engine_->download();
-    ModelState s;
-    auto flat = [&](const std::vector<Vec3<double>>& v) {
-      std::vector<double> out(3 * v.size());
-      for (std::size_t i = 0; i < v.size(); ++i) out[3 * i] = v[i].x, out[3 * i + 1] = v[i].y, out[3 * i + 2] = v[i].z;
-      return out;
-    };
-    s.arrays = {{"position", flat(b.pos)}, {"velocity", flat(b.vel)}, {"acceleration", flat(b.acc)}, {"mass", b.mass}};
-    s.scalars = {{"initial_energy", e0_}, {"has_initial_energy", have_e0_ ? 1.0 : 0.0}};
-    return s;
-  }
 
   void load_state(const ModelState& s) override {
     const std::size_t n = std::size_t(n_);
@@ -183,12 +213,11 @@ class NbodyModel final : public Model {
   std::unique_ptr<NbodyEngine> engine_;
   bool have_e0_ = false;
   double e0_ = 0;
+  std::int64_t diagnostics_every_ = 0, steps_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s) {
-  return std::make_unique<NbodyModel>(c, s);
-}
+std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s) { return std::make_unique<NbodyModel>(c, s); }
 
 }  // namespace tiersim

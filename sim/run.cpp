@@ -1,133 +1,39 @@
+// The time loop behind `tiersim run`: set-up (validated before anything is written), the steps
+// with diagnostics, snapshots, checkpoints and telemetry at their cadences, and the run's end.
 #include "sim/run.hpp"
 
 #include <omp.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 
+#include "base/trace.hpp"
 #include "io/checkpoint.hpp"
+#include "io/output_queue.hpp"
 #include "io/snapshots.hpp"
-#include "io/xdmf.hpp"
+#include "io/safe_files.hpp"
+#include "io/snapshot_readers.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
 #include "sim/case.hpp"
+#include "sim/counter_log.hpp"
 #include "sim/model.hpp"
+#include "sim/output_dir.hpp"
+#include "sim/progress.hpp"
+#include "sim/restart_validation.hpp"
+#include "sim/run_breakdown.hpp"
+#include "sim/stop_signal.hpp"
 #include "sim/telemetry.hpp"
-#include "base/trace.hpp"
 
 namespace tiersim {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-// One updating line on a terminal; a plain line every few seconds otherwise. The rate counts the
-// steps taken since `first` (a restart's checkpoint step), not the ones it started from.
-class Progress {
- public:
-  Progress(bool quiet, std::int64_t first, std::int64_t total)
-      : quiet_(quiet), tty_(isatty(STDERR_FILENO)), first_(first), total_(total) {}
-  void update(std::int64_t step, double time, const std::pair<std::string, double>& cons, bool force = false) {
-    if (quiet_) return;
-    const auto now = clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    if (!force && since < (tty_ ? 0.1 : 5.0)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? double(step - first_) / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - step) / rate : 0;
-    std::fprintf(stderr, "%sstep %lld/%lld  t=%.5g  %.3g steps/s  %s=%+.3e  ETA %.0fs%s", tty_ ? "\r" : "",
-                 static_cast<long long>(step), static_cast<long long>(total_), time, rate, cons.first.c_str(),
-                 cons.second, eta, tty_ ? "   " : "\n");
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (!quiet_ && tty_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  bool quiet_, tty_;
-  std::int64_t first_, total_;
-  clock::time_point start_ = clock::now(), last_{};
-};
-
-std::string default_out_dir(const std::string& case_path) {
-  return (fs::path("out") / fs::path(case_path).stem()).string();
-}
-
-}  // namespace
-
-// What `tiersim run` writes into its output directory, and what tiersim's scripts add there
-// (scripts/render: frames/, scripts/plot telemetry: *.png), each also as a killed write's .tmp.
-bool is_tiersim_output(std::string name) {
-  static const char* const kNames[] = {"snapshots.h5",  "snapshots.xmf", "snapshots.d", "checkpoint.h5",
-                                       "case.toml",     "telemetry.csv", "summary.json", "counters.csv",
-                                       "particles.pvd", "fields.pvd",    "vtk",          ".tiersim-write-test",
-                                       "frames",        "bandwidth.png", "roofline.png"};
-  if (name.ends_with(".tmp")) name.resize(name.size() - 4);
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
-// Why --force may not replace the non-empty directory `dir` (empty: it may). Only a tiersim run
-// holding nothing else is replaced: its snapshots.h5 names tiersim as its H5MD creator (or, for a
-// run killed before its first index, it has snapshots.d/), and every entry is a name tiersim
-// writes. So `--out . --force` in a source tree, or `--out ~ --force`, deletes nothing.
-std::string why_not_replaceable(const fs::path& dir) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!is_tiersim_output(name)) return "it holds '" + name + "', which is not tiersim output";
-  }
-  if (ec) return "cannot list it: " + ec.message();
-  const fs::path h5 = dir / "snapshots.h5";
-  if (fs::exists(h5, ec)) {
-    try {
-      read_run_info(h5.string());  // throws unless /h5md/creator is tiersim
-    } catch (const Error&) {
-      return "its snapshots.h5 was not written by tiersim";
-    }
-    return "";
-  }
-  if (fs::is_directory(dir / "snapshots.d", ec)) return "";
-  return "it holds no snapshots.h5 written by tiersim";
-}
-
-void prepare_out_dir(const std::string& dir, bool force, const std::function<std::string(const fs::path&)>& why_not) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw Error(dir + ": output path exists and is not a directory");
-    if (!fs::is_empty(dir, ec)) {
-      if (!force) throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
-      const std::string why = why_not(dir);
-      if (!why.empty())
-        throw Error(dir + ": not replaced: --force replaces only an empty directory or a tiersim run, and " + why);
-      // Entry by entry: the directory itself stays (it may be the working directory).
-      std::vector<fs::path> entries;
-      for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
-      for (const auto& e : entries) {
-        fs::remove_all(e, ec);
-        if (ec) throw Error(e.string() + ": cannot remove the old output: " + ec.message());
-      }
-    }
-  }
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
-  const std::string probe = (fs::path(dir) / ".tiersim-write-test").string();
-  if (!std::ofstream(probe)) throw Error(dir + ": output directory is not writable");
-  fs::remove(probe, ec);
-}
 
 namespace {
 
@@ -160,156 +66,6 @@ void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapsh
               " (dt too large or an unstable setup?)");
 }
 
-// One profiled step: the hardware counters of each kernel launch beside the telemetry's cost
-// model of the same launch (matched in launch order). The step's event timings are not kept:
-// under CUPTI's kernel replay they time the replays.
-class CounterLog {
- public:
-  CounterLog(std::string path) : path_(std::move(path)) {}
-  void add(std::int64_t step, const std::vector<KernelRecord>& recs, const std::vector<KernelCounters>& hw) {
-    const bool fresh = !std::ifstream(path_).good();
-    std::ofstream f(path_, std::ios::app);
-    if (fresh)
-      f << "step,kernel,cuda_functions,launches,strategy,bytes_compulsory,bytes_modelled,dram_read_bytes,"
-           "dram_write_bytes,dram_bytes,modelled_over_dram,l2_hit_rate,duration_ms\n";
-    // One telemetry record can cover several CUDA launches (a halo fill launches one kernel per
-    // axis): consecutive launches of the same function form a group, and groups pair with the
-    // records in launch order. Where the two still do not line up, launches are listed alone.
-    struct Group {
-      std::string function;
-      int launches = 0;
-      double rd = 0, wr = 0, hit_weighted = 0, ms = 0;
-    };
-    std::vector<Group> groups;
-    for (const auto& k : hw) {
-      if (groups.empty() || groups.back().function != k.kernel)
-        groups.push_back({k.kernel});
-      Group& g = groups.back();
-      ++g.launches;
-      g.rd += k.dram_read_bytes, g.wr += k.dram_write_bytes, g.ms += k.duration_ms;
-      g.hit_weighted += k.l2_hit_rate * k.duration_ms;
-    }
-    if (groups.size() != recs.size()) {
-      groups.clear();
-      for (const auto& k : hw)
-        groups.push_back({k.kernel, 1, k.dram_read_bytes, k.dram_write_bytes, k.l2_hit_rate * k.duration_ms, k.duration_ms});
-      if (!warned_)
-        std::fprintf(stderr, "tiersim: counters: %zu launches profiled for %zu telemetry records at step %lld: "
-                     "listed unpaired\n", hw.size(), recs.size(), (long long)step);
-      warned_ = true;
-    }
-    char buf[1024];
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      const Group& g = groups[i];
-      const KernelRecord* r = groups.size() == recs.size() ? &recs[i] : nullptr;
-      const double dram = g.rd + g.wr, hit = g.ms > 0 ? g.hit_weighted / g.ms : 0;
-      std::string fn = g.function;
-      for (char& ch : fn)
-        if (ch == ',' || ch == '"') ch = ';';
-      std::snprintf(buf, sizeof buf, "%lld,%s,\"%s\",%d,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.6g\n", (long long)step,
-                    r ? r->kernel.c_str() : "", fn.c_str(), g.launches, r ? r->strategy.c_str() : "",
-                    r ? r->bytes_compulsory : 0.0, r ? r->bytes_modelled : 0.0, g.rd, g.wr, dram,
-                    r && dram > 0 ? r->bytes_modelled / dram : 0.0, hit, g.ms);
-      f << buf;
-      if (r) rows_.push_back({r->kernel, r->bytes_compulsory, r->bytes_modelled, dram, hit});
-    }
-  }
-  // Per kernel: modelled bytes against the DRAM bytes the counters saw (last profiled step).
-  std::string table() const {
-    std::string out = "hardware counters: kernel, compulsory MB, modelled MB, DRAM MB (CUPTI), modelled/DRAM, L2 hit\n";
-    char buf[256];
-    for (const auto& r : rows_) {
-      std::snprintf(buf, sizeof buf, "  %-34s %10.2f %10.2f %10.2f %8.3f %7.1f%%\n", r.kernel.c_str(), r.compulsory / 1e6,
-                    r.modelled / 1e6, r.dram / 1e6, r.dram > 0 ? r.modelled / r.dram : 0.0, 100 * r.l2_hit);
-      out += buf;
-    }
-    return out;
-  }
-
- private:
-  struct Row {
-    std::string kernel;
-    double compulsory, modelled, dram, l2_hit;
-  };
-  std::string path_;
-  bool warned_ = false;
-  std::vector<Row> rows_;
-};
-
-// Keys a restart may change: how far the run goes and how often it writes what. Any other change
-// would not continue the same run (time = step * dt against the checkpoint's clock, fp64 data
-// under /parameters that say fp32, ...).
-bool restart_may_change(const std::string& key) {
-  static const char* const kKeys[] = {"run.steps",           "run.snapshot_every", "run.diagnostics_every",
-                                      "run.checkpoint_every", "run.telemetry",      "run.telemetry_every"};
-  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
-}
-
-// The shortest text that reads back as the same double.
-std::string shortest_text(double v) {
-  char b[32];
-  for (int digits = 6; digits <= 17; ++digits) {
-    std::snprintf(b, sizeof b, "%.*g", digits, v);
-    if (std::strtod(b, nullptr) == v) break;
-  }
-  return b;
-}
-
-// A key's value as text, to compare two cases and to name the values in a message.
-std::string value_text(const Case& c, const KeySpec& k) {
-  switch (k.type) {
-    case KeySpec::Type::Int: return std::to_string(c.get_int(k.key));
-    case KeySpec::Type::Float: return shortest_text(c.get_float(k.key));
-    case KeySpec::Type::Bool: return c.get_bool(k.key) ? "true" : "false";
-    default: return "\"" + c.get_string(k.key) + "\"";
-  }
-}
-
-// The case a restart continues with: the checkpoint's own, with overrides only of the keys a
-// restart may change (an override that repeats the stored value is harmless and allowed).
-Case restart_case(const std::string& dir, const Checkpoint& ckpt, const std::vector<std::string>& overrides) {
-  const std::string source = (fs::path(dir) / "case.toml").string();
-  const Case stored = Case::parse(ckpt.case_toml, source);
-  Case c = Case::parse(ckpt.case_toml, source, overrides);
-  for (const KeySpec& k : case_schema())
-    if (!restart_may_change(k.key) && value_text(c, k) != value_text(stored, k))
-      throw Error("--restart " + dir + ": " + k.key + " cannot change when a run continues (" + value_text(stored, k) +
-                  " in its checkpoint, " + value_text(c, k) +
-                  " asked); a restart takes only run.steps (--steps), run.snapshot_every, run.diagnostics_every, "
-                  "run.checkpoint_every, run.telemetry and run.telemetry_every");
-  return c;
-}
-
-// The checkpoint must be of the run that snapshots.h5 indexes (its /parameters hold the case the
-// run started with): SnapshotFile::resume truncates that index and deletes step files, so a
-// checkpoint copied from another run (another grid, a wave checkpoint in an N-body run) would
-// destroy data or mix two runs. Model, precision and problem size are compared first (the likely
-// mix-ups, named as such), then every other key but those a restart may change. The step proves
-// nothing either way: a checkpoint lies ahead of the index's last snapshot when
-// run.checkpoint_every falls between snapshots, and behind it when the run was killed between a
-// snapshot and its checkpoint or checkpoints less often than it snapshots (resume drops the later
-// snapshots); only a step past run.steps is wrong, and that is checked with the case.
-void check_same_run(const std::string& dir, const Checkpoint& ckpt, const RunInfo& info) {
-  const std::string ck = (fs::path(dir) / "checkpoint.h5").string(), h5 = (fs::path(dir) / "snapshots.h5").string();
-  auto mismatch = [&](const std::string& what, const std::string& in_ckpt, const std::string& in_h5) {
-    return Error(ck + ": not of the run in " + h5 + ": " + what + " " + in_ckpt + " in the checkpoint, " + in_h5 +
-                 " in its /parameters; nothing was changed");
-  };
-  if (ckpt.model != info.model) throw mismatch("model", ckpt.model, info.model);
-  const Case mine = Case::parse(ckpt.case_toml, ck), theirs = Case::parse(info.case_toml, h5 + " /parameters");
-  static const char* const kFirst[] = {"run.model", "stencil.equation", "strategy.precision", "nbody.count",
-                                       "grid.n",    "grid.nx",          "grid.ny",            "grid.nz"};
-  std::vector<const KeySpec*> order;
-  for (const char* key : kFirst)
-    for (const KeySpec& k : case_schema())
-      if (k.key == key) order.push_back(&k);
-  for (const KeySpec& k : case_schema())
-    if (std::find(order.begin(), order.end(), &k) == order.end()) order.push_back(&k);
-  for (const KeySpec* k : order)
-    if (!restart_may_change(k->key) && value_text(mine, *k) != value_text(theirs, *k))
-      throw mismatch(k->key + " =", value_text(mine, *k), value_text(theirs, *k));
-}
-
 std::int64_t env_int(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoll(v) : fallback;
@@ -318,6 +74,7 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 }  // namespace
 
 RunResult run_case(const RunOptions& o) {
+  const auto t_start = std::chrono::steady_clock::now();
   // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
   // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
   // snapshots.h5, the overrides, the state the checkpoint holds.
@@ -326,11 +83,19 @@ RunResult run_case(const RunOptions& o) {
   if (restart && !o.out_dir.empty())
     throw Error("--out cannot be used with --restart: the run continues in " + o.restart_dir);
   Checkpoint ckpt;
+  RunLock lock;
   if (restart) {
+    // First the lock: while another process writes the run, nothing of it is read or changed.
+    std::error_code ec;
+    if (!fs::is_directory(o.restart_dir, ec)) throw Error(o.restart_dir + ": no such run directory");
+    const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
+    if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
+      lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     ckpt = read_checkpoint(o.restart_dir);
     check_same_run(o.restart_dir, ckpt, read_run_info(o.restart_dir));
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
+  raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
   s.backend = resolve_backend(s.backend, &why);
@@ -343,6 +108,7 @@ RunResult run_case(const RunOptions& o) {
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
   const std::int64_t diag_every = c.get_int("run.diagnostics_every");
   const std::int64_t ckpt_every = c.get_int("run.checkpoint_every");
+  const int output_slots = int(c.get_int("run.output_slots"));
   // time = step * dt up to the last step must be a number (run.dt = 1e308 over 100 steps is not).
   if (!std::isfinite(dt * double(steps)))
     throw Error("run.dt = " + shortest_text(dt) + " over run.steps = " + std::to_string(steps) +
@@ -356,8 +122,8 @@ RunResult run_case(const RunOptions& o) {
   std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
   if (restart) {
     if (ckpt.step > steps)
-      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) + ", past run.steps = " +
-                  std::to_string(steps));
+      throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) +
+                  ", past run.steps = " + std::to_string(steps));
     // A damaged checkpoint is refused here, before the run's files are touched, not steps later.
     try {
       model->load_state(ckpt.state);
@@ -381,9 +147,10 @@ RunResult run_case(const RunOptions& o) {
   if (restart && ckpt.step == steps) {
     // Nothing is rewritten: summary.json still describes the run that got here.
     if (!o.silent)
-      std::printf("tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
-                  "%lld continues it\n",
-                  o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
+      std::printf(
+          "tiersim: %s: nothing to do: the run is complete at step %lld (run.steps); --steps N with N > "
+          "%lld continues it\n",
+          o.restart_dir.c_str(), static_cast<long long>(steps), static_cast<long long>(steps));
     RunResult done;
     done.out_dir = o.restart_dir;
     done.strategy = model->strategy_name();
@@ -391,8 +158,18 @@ RunResult run_case(const RunOptions& o) {
     return done;
   }
 
+  // A stop asked for while setting up: nothing was written yet, and nothing will be.
+  if (const int sig = stop_signal()) {
+    if (!o.silent)
+      std::fprintf(stderr, "tiersim: stopped by %s before the run started; nothing was written\n", signal_name(sig));
+    RunResult stopped;
+    stopped.exit_code = 128 + sig;
+    return stopped;
+  }
+
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
-  if (!restart) prepare_out_dir(dir, o.force, why_not_replaceable);
+  // The directory's lock is held from before its first file is written or deleted to the end.
+  if (!restart) lock = prepare_out_dir(dir, o.force, why_not_replaceable, remove_run_files);
 
   const bool gpu = s.backend == Backend::Cuda;
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};
@@ -402,13 +179,18 @@ RunResult run_case(const RunOptions& o) {
   {
     const bool fp64 = s.precision == Precision::Fp64;
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
-    if (gpu) telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
-    else telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
+    if (gpu)
+      telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
+    else
+      telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
   }
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
+  // Device-to-host copies are rated against the pinned link, measured once per device.
+  const double link_gbs = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
 
-  RunInfo info{c.effective_toml(), restart ? ckpt.case_toml : o.case_path, model->strategy_name(), model->name(),
-               TIERSIM_VERSION, device};
+  RunInfo info{c.effective_toml(),     restart ? ckpt.case_toml : o.case_path,
+               model->strategy_name(), model->name(),
+               TIERSIM_VERSION,        device};
   std::unique_ptr<SnapshotFile> out;
   if (restart) {
     out = SnapshotFile::resume(dir, ckpt.step, snap_options.formats);
@@ -425,9 +207,6 @@ RunResult run_case(const RunOptions& o) {
                  restart ? ("restart at step " + std::to_string(ckpt.step) + " of ").c_str() : "",
                  static_cast<long long>(steps), dt, dir.c_str());
 
-  g_stop_signal = 0;
-  auto old_int = std::signal(SIGINT, on_stop_signal);
-  auto old_term = std::signal(SIGTERM, on_stop_signal);
   const std::int64_t inject_nan_at = env_int("TIERSIM_INJECT_NAN_AT_STEP", -1);  // tests only
 
   // Hardware counters for one step every N (CUDA only); where they cannot be read, say so once.
@@ -435,10 +214,14 @@ RunResult run_case(const RunOptions& o) {
   std::unique_ptr<CounterLog> counter_log;
   if (o.counters_every > 0) {
     std::string why;
-    if (!gpu) why = "the CPU backend has no GPU counters";
-    else counters = make_hardware_counters(&why);
-    if (counters) counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
-    else std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
+    if (!gpu)
+      why = "the CPU backend has no GPU counters";
+    else
+      counters = make_hardware_counters(&why);
+    if (counters)
+      counter_log = std::make_unique<CounterLog>((fs::path(dir) / "counters.csv").string());
+    else
+      std::fprintf(stderr, "tiersim: counters unavailable (%s); carrying on without them\n", why.c_str());
   }
 
   std::int64_t step = restart ? ckpt.step : 0;
@@ -446,52 +229,103 @@ RunResult run_case(const RunOptions& o) {
   // On a restart, the last snapshot the index kept: with run.checkpoint_every between snapshots
   // the checkpoint's step has none.
   std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
-  // Host time spent writing output, kept out of seconds_per_step. (Each writer first waits for
-  // the device, so what is left is the stepping itself, up to the last step's diagnostics.)
-  double output_seconds = 0;
-  auto timed = [&](auto&& f) {
+  RunBreakdown wall;
+  wall.slots = output_slots;
+  wall.timing_every = s.tuning.timing_every;
+  auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    output_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    into += seconds(t0);
   };
-  auto checkpoint = [&] {
-    if (!o.state_output) return;
-    timed([&] { write_checkpoint(dir, Checkpoint{step, time, model->name(), c.effective_toml(), model->save_state()}); });
-  };
+  bool in_steady_state = false;
   // Records carry the step that launched them; reading them without waiting (wait = false)
   // lets the host run ahead of the GPU instead of meeting it at every step.
   auto collect = [&](bool wait) {
     // With run.telemetry_every = N only every N-th step is timed and recorded.
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
-      if (at % s.tuning.timing_every == 0) telemetry.add(at, r);
+      if (at % s.tuning.timing_every != 0) continue;
+      if (in_steady_state) wall.kernels += r.ms * 1e-3;
+      telemetry.add(at, r);
     }
   };
-  auto snapshot = [&] {
-    timed([&] {
-      if (o.state_output) model->write_snapshot(*out, step, time);
-      out->commit();
-      collect(true);
-      telemetry.append_csv(telemetry_csv);
-    });
-    last_snapshot = step;
+
+  // Output behind the computation: the state is staged on this thread (on the GPU the copies are
+  // only issued), the output thread waits for the copies and writes the step file, the index and
+  // the checkpoint. Telemetry rows of the copies and file writes come back through `done`.
+  std::mutex done_mu;
+  std::vector<StepRecord> done;
+  std::shared_ptr<SnapshotFile> out_shared(std::move(out));
+  SnapshotFile& index = *out_shared;
+  // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
+  // from the loop still leaves every staged snapshot written).
+  OutputQueue queue(output_slots);
+  auto emit = [&](bool snap, bool ckpt) {
+    if (!o.state_output) {
+      if (snap) wall.writer_wait += queue.submit([&index] { index.commit(); });
+      return;
+    }
+    std::shared_ptr<StagedOutput> staged;
+    timed(wall.staging, [&] { staged = model->stage_output(step, time); });
+    const std::int64_t at = step;
+    const double t = time;
+    Checkpoint head{at, t, model->name(), c.effective_toml(), {}};
+    wall.snapshots += snap, wall.checkpoints += ckpt;
+    wall.writer_wait += queue.submit(
+        [&, staged, snap, ckpt, at, head = std::move(head)]() mutable {
+          std::vector<KernelRecord> recs = staged->wait();
+          for (auto& r : recs) r.ceiling_gbs = link_gbs;
+          const auto t0 = std::chrono::steady_clock::now();
+          if (snap) {
+            staged->write_snapshot(index);
+            index.commit();
+          }
+          if (ckpt) {
+            head.state = staged->state();
+            write_checkpoint(dir, head);
+          }
+          KernelRecord w;
+          w.kernel = "write_output";
+          w.strategy = std::string(snap ? "snapshot" : "") + (snap && ckpt ? "+" : "") + (ckpt ? "checkpoint" : "");
+          w.ms = seconds(t0) * 1e3;
+          w.bytes_compulsory = w.bytes_modelled = w.work = staged->bytes() * ((snap ? 1 : 0) + (ckpt ? 1 : 0));
+          w.work_unit = "bytes";
+          w.ceiling_gbs = -1;  // no disk figure to compare with
+          recs.push_back(std::move(w));
+          std::lock_guard<std::mutex> lk(done_mu);
+          for (auto& r : recs) done.push_back({at, std::move(r)});
+        },
+        true);
+  };
+  auto take_done = [&] {
+    std::lock_guard<std::mutex> lk(done_mu);
+    for (auto& d : done) {
+      if (d.rec.kernel == "write_output") wall.bytes_written += d.rec.bytes_compulsory;
+      telemetry.add(d.step, d.rec);
+    }
+    done.clear();
   };
 
   // Kernels run while setting up (the initial force evaluation) belong to step 0; on a restart
   // they were only the fresh model's set-up, replaced by the checkpoint, and are dropped.
-  if (restart) model->take_records();
-  else telemetry.add(0, model->take_records());
+  if (restart)
+    model->take_records();
+  else
+    telemetry.add(0, model->take_records());
 
   Progress progress(o.quiet, step, steps);
-  const auto wall0 = std::chrono::steady_clock::now();
   if (!restart) {
-    out->write_observables(0, 0.0, obs);
-    snapshot();
-    checkpoint();
+    queue.submit([&index, obs] { index.write_observables(0, 0.0, obs); });
+    emit(true, true);
+    collect(false);
+    telemetry.append_csv(telemetry_csv);
   }
 
   const std::int64_t first_step = step;
-  output_seconds = 0;
+  bool interrupted = false;  // stopped by a signal before run.steps
+  wall.startup = seconds(t_start);
+  in_steady_state = true;
   const auto loop0 = std::chrono::steady_clock::now();
   while (step < steps) {
     if (step == inject_nan_at) model->inject_nan(step);
@@ -507,74 +341,99 @@ RunResult run_case(const RunOptions& o) {
     }
     ++step;
     time = step * dt;
-    if (profiled) counter_log->add(step, model->take_records(true), counters->end());
-    else collect(false);
-    const bool last = step == steps || g_stop_signal != 0;
+    if (profiled)
+      counter_log->add(step, model->take_records(true), counters->end());
+    else
+      collect(false);
+    queue.rethrow();  // an output error ends the run here, with its line
+    // The stop request is read once: the same answer makes this step the last one (its diagnostics,
+    // snapshot and checkpoint) and ends the loop. A signal arriving after this line is seen after
+    // the next step, which then ends the same way.
+    const bool stop = stop_signal() != 0;
+    const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
+    const bool ckpt =
+        snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
     if (diag) {
-      obs = model->observe();
-      cons = model->conservation(obs);
-      timed([&] {
+      raise_test_signal("diagnostics", step);
+      timed(wall.diagnostics, [&] {
+        obs = model->observe();
+        cons = model->conservation(obs);
         check_finite(*model, step, last_snapshot, observables_text(obs));
-        out->write_observables(step, time, obs);
       });
-    } else if (snap) {
-      timed([&] { check_finite(*model, step, last_snapshot, ""); });
+      queue.submit([&index, step = step, time = time, obs] { index.write_observables(step, time, obs); });
+    } else if (snap || ckpt) {
+      // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
+      timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
     }
-    if (snap) snapshot();
-    if (snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0) {
-      // Never a checkpoint with a NaN in it: it would replace the last good one.
-      if (!diag && !snap) timed([&] { check_finite(*model, step, last_snapshot, ""); });
-      checkpoint();
+    if (snap) {
+      emit(true, ckpt);
+      take_done();
+      telemetry.append_csv(telemetry_csv);
+      last_snapshot = step;
+    } else if (ckpt) {
+      emit(false, true);
     }
     progress.update(step, time, cons, last);
-    if (g_stop_signal != 0) break;
+    if (stop) {
+      interrupted = step < steps;
+      break;
+    }
   }
   progress.finish();
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
-
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
   collect(true);
-  const double per_step = step > first_step ? (loop - output_seconds) / double(step - first_step) : 0.0;
+  in_steady_state = false;
+  wall.steady = seconds(loop0);
+  wall.steps = step - first_step;
+
+  const auto flush0 = std::chrono::steady_clock::now();
+  queue.drain();
+  take_done();
+  wall.writer_busy = queue.busy_seconds();
   telemetry.append_csv(telemetry_csv);
-  char wall_text[64], cons_text[64], per_step_text[64];
-  std::snprintf(wall_text, sizeof wall_text, "%.6g", wall);
-  std::snprintf(per_step_text, sizeof per_step_text, "%.6g", per_step);
-  std::snprintf(cons_text, sizeof cons_text, "%.6g", cons.second);
-  telemetry.write_summary_json((fs::path(dir) / "summary.json").string(),
-                               {{"model", "\"" + model->name() + "\""},
-                                {"strategy", "\"" + model->strategy_name() + "\""},
-                                {"device", "\"" + device + "\""},
-                                {"steps", std::to_string(step)},
-                                {"restarted_from_step", restart ? std::to_string(ckpt.step) : "null"},
-                                {"wall_seconds", wall_text},
-                                {"seconds_per_step", per_step_text},
-                                {"conservation_name", "\"" + cons.first + "\""},
-                                {"conservation_value", cons_text},
-                                {"interrupted", g_stop_signal ? "true" : "false"}});
-  out->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
-  out->commit();
+  index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
+  index.commit();
+  wall.final_flush = seconds(flush0);
+  // summary.json: what the run was and where its time went, then the telemetry's summary.
+  nlohmann::ordered_json summary;
+  summary["model"] = model->name();
+  summary["strategy"] = model->strategy_name();
+  summary["device"] = device;
+  summary["steps"] = step;
+  summary["restarted_from_step"] = restart ? nlohmann::ordered_json(ckpt.step) : nlohmann::ordered_json(nullptr);
+  summary["interrupted"] = interrupted;
+  summary["wall_seconds"] = wall.total();
+  summary["seconds_per_step"] = wall.steps > 0 ? wall.steady / double(wall.steps) : 0.0;
+  summary["wall"] = wall.json();
+  summary["pinned_link_gbs"] = link_gbs;
+  summary["conservation_name"] = cons.first;
+  summary["conservation_value"] = cons.second;  // null when not finite
+  summary.update(telemetry.summary_json());
+  // Invalid UTF-8 (a device name, say) is replaced rather than refused: the summary is always written.
+  write_file_atomically((fs::path(dir) / "summary.json").string(),
+                        summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
     if (counter_log) std::printf("%s(every profiled step in counters.csv)\n", counter_log->table().c_str());
+    char conservation[96];
+    std::snprintf(conservation, sizeof conservation, "%s = %+.3e", cons.first.c_str(), cons.second);
     // The steps this process took (a restart names the steps it continued from).
     const std::string from =
-        restart ? " (" + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
-    std::printf("%s %lld steps%s in %.3f s wall (%.4g ms per step without output), %s = %+.3e\n",
-                g_stop_signal ? "stopped after" : "finished", static_cast<long long>(step - first_step), from.c_str(),
-                wall, 1e3 * per_step, cons.first.c_str(), cons.second);
+        restart ? " (steps " + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
+    std::printf("%s", wall.text(std::string(interrupted ? "stopped after" : "finished"), conservation + from).c_str());
   }
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
+  if (interrupted && !o.silent)
+    std::fprintf(stderr, "tiersim: stopped by %s at step %lld: its snapshot, checkpoint and summary are written\n",
+                 signal_name(stop_signal()), static_cast<long long>(step));
   RunResult result;
-  result.exit_code = g_stop_signal ? 128 + g_stop_signal.load() : 0;
+  result.exit_code = interrupted ? 128 + stop_signal() : 0;
   result.out_dir = dir;
   result.strategy = model->strategy_name();
   result.steps = step;
-  result.wall_seconds = wall;
+  result.wall_seconds = wall.total();
   result.telemetry = std::move(telemetry);
   return result;
 }

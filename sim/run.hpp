@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,31 +19,19 @@ struct RunOptions {
   bool quiet = false;                  // no progress line, banner or summary table
   bool silent = false;                 // not even the closing "output:" line (tiersim compare)
   bool state_output = true;            // snapshots and checkpoints (tiersim compare needs neither)
-  std::string formats = "xdmf";       // --format: xdmf, vtk or xdmf,vtk
+  std::string formats = "xdmf";        // --format: xdmf, vtk or xdmf,vtk
   bool remeasure_bandwidth = false;    // measure the copy bandwidth again instead of the cached figure
   int counters_every = 0;              // --counters N: hardware counters for one step every N (CUDA)
 };
 
 struct RunResult {
-  int exit_code = 0;        // 0, or 128 + signal when stopped by SIGINT/SIGTERM
+  int exit_code = 0;  // 0, or 128 + signal when stopped by SIGINT/SIGTERM
   std::string out_dir;
-  std::string strategy;     // as the model names it, e.g. "cuda/soa/fp32/shared"
+  std::string strategy;  // as the model names it, e.g. "cuda/soa/fp32/shared"
   std::int64_t steps = 0;
   double wall_seconds = 0;
   Telemetry telemetry{"", 0};
 };
-
-// Whether `name` is something tiersim (or its render/plot scripts) writes into a run's directory.
-bool is_tiersim_output(std::string name);
-
-// Why --force may not replace the non-empty run directory `dir` ("" where it may): every entry a
-// tiersim name and a snapshots.h5 that tiersim wrote.
-std::string why_not_replaceable(const std::filesystem::path& dir);
-
-// Creates the output directory `dir`. A non-empty one is an error unless `force`, and then it is
-// emptied entry by entry only where why_not(dir) is "" (so `--out . --force` deletes nothing).
-void prepare_out_dir(const std::string& dir, bool force,
-                     const std::function<std::string(const std::filesystem::path&)>& why_not);
 
 // Runs a case to the end; throws Error for bad input (before anything is written).
 RunResult run_case(const RunOptions& o);

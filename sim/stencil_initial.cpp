@@ -54,16 +54,24 @@ struct Grid {
       for (int k = 0; k < p.nz; ++k)
         for (int j = 0; j < p.ny; ++j)
           for (int i = 0; i < p.nx; ++i)
-            out[at(i, j, k)] = laplacian<R>(cf, g(i, j, k), [&](int a, int o) {
-              return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o);
-            });
+            out[at(i, j, k)] = laplacian<R>(
+                cf, g(i, j, k), [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
     };
     switch (p.radius) {
-      case 1: sweep(std::integral_constant<int, 1>{}); break;
-      case 2: sweep(std::integral_constant<int, 2>{}); break;
-      case 3: sweep(std::integral_constant<int, 3>{}); break;
-      case 4: sweep(std::integral_constant<int, 4>{}); break;
-      default: throw Error("stencil radius must be 1..4, not " + std::to_string(p.radius));
+      case 1:
+        sweep(std::integral_constant<int, 1>{});
+        break;
+      case 2:
+        sweep(std::integral_constant<int, 2>{});
+        break;
+      case 3:
+        sweep(std::integral_constant<int, 3>{});
+        break;
+      case 4:
+        sweep(std::integral_constant<int, 4>{});
+        break;
+      default:
+        throw Error("stencil radius must be 1..4, not " + std::to_string(p.radius));
     }
     return out;
   }

@@ -13,10 +13,14 @@ constexpr double kBig = 1e308;
 
 KeySpec::Type key_type(KeyKind k) {
   switch (k) {
-    case KeyKind::Int: return T::Int;
-    case KeyKind::Float: return T::Float;
-    case KeyKind::String: return T::String;
-    case KeyKind::Bool: return T::Bool;
+    case KeyKind::Int:
+      return T::Int;
+    case KeyKind::Float:
+      return T::Float;
+    case KeyKind::String:
+      return T::String;
+    case KeyKind::Bool:
+      return T::Bool;
   }
   throw Error("stencil keys: unknown key kind");
 }
@@ -50,8 +54,10 @@ std::string boundary_value_doc() {
   std::string plain, own;
   StencilEquations::for_each([&](auto eq) {
     using Eq = decltype(eq);
-    if constexpr (Eq::kOwnBoundaryKeys == nullptr) plain += (plain.empty() ? "" : ", ") + std::string(Eq::kName);
-    else own += std::string("; ") + Eq::kName + ": " + Eq::kOwnBoundaryKeys;
+    if constexpr (Eq::kOwnBoundaryKeys == nullptr)
+      plain += (plain.empty() ? "" : ", ") + std::string(Eq::kName);
+    else
+      own += std::string("; ") + Eq::kName + ": " + Eq::kOwnBoundaryKeys;
   });
   return "field value held on fixed boundaries (" + plain + own + ")";
 }
@@ -64,7 +70,9 @@ void append_stencil_keys(std::vector<KeySpec>& k) {
       {"grid.nx", T::Int, "0", "points along x (0: grid.n)", 0, 1e5},
       {"grid.ny", T::Int, "0", "points along y (0: grid.n)", 0, 1e5},
       {"grid.nz", T::Int, "0", "points along z (0: grid.n)", 0, 1e5},
-      {"grid.length", T::Float, "1.0", "domain length along x; spacing = length / nx (same spacing on every axis unless hy, hz are set)", 0, kBig, true},
+      {"grid.length", T::Float, "1.0",
+       "domain length along x; spacing = length / nx (same spacing on every axis unless hy, hz are set)", 0, kBig,
+       true},
       {"grid.radius", T::Int, "1", "stencil radius R (order 2R): 1 = 7-point, 4 = 25-point", 1, 4},
       {"grid.boundary", T::String, "\"periodic\"", "boundary condition", -kBig, kBig, false, {"periodic", "fixed"}},
       {"grid.boundary_value", T::Float, "0.0", boundary_value_doc(), -kBig, kBig},

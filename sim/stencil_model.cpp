@@ -55,6 +55,54 @@ struct EngineProbe {
   double wave_energy() { return engine.wave_energy(dt); }
 };
 
+// A stencil model's staged output: each field's interior in the run's precision.
+struct StagedFields final : StagedOutput {
+  std::int64_t step = 0;
+  double time = 0;
+  GridGeometry geometry;
+  std::vector<std::string> names;  // the snapshot's fields
+  bool fp64 = false;
+  std::size_t points = 0;
+  std::vector<HostBuffer> buffers;  // one per field the engine holds
+  std::vector<std::unique_ptr<CopyInFlight>> copies;
+  std::vector<std::pair<std::string, double>> scalars;
+
+  std::vector<KernelRecord> wait() override {
+    std::vector<KernelRecord> recs;
+    for (auto& c : copies) {
+      c->wait();
+      if (KernelRecord r = c->record(); !r.kernel.empty()) recs.push_back(std::move(r));
+    }
+    return recs;
+  }
+  void write_snapshot(SnapshotFile& out) const override {
+    for (std::size_t f = 0; f < names.size(); ++f) {
+      if (fp64)
+        out.write_field(step, time, names[f], geometry, buffers[f].as<double>());
+      else
+        out.write_field(step, time, names[f], geometry, buffers[f].as<float>());
+    }
+  }
+  ModelState state() const override {
+    ModelState st;
+    for (std::size_t f = 0; f < buffers.size(); ++f) {
+      std::vector<double> v(points);
+      if (fp64)
+        std::copy_n(buffers[f].as<double>(), points, v.begin());
+      else
+        std::copy_n(buffers[f].as<float>(), points, v.begin());
+      st.arrays.emplace_back("field" + std::to_string(f), std::move(v));
+    }
+    st.scalars = scalars;
+    return st;
+  }
+  double bytes() const override {
+    double b = 0;
+    for (const auto& h : buffers) b += double(h.bytes());
+    return b;
+  }
+};
+
 template <class Eq>
 class StencilModel final : public Model {
   static constexpr int kFields = Eq::kFields;
@@ -71,8 +119,8 @@ class StencilModel final : public Model {
     if (dt_ > limit) {
       const std::string why = "run.dt = " + format_g(dt_) + " exceeds the explicit stability limit " + format_g(limit) +
                               " (" + stencil_stability_rule(p_) + ", rho = |Laplacian| max = " +
-                              format_g(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) + " for R = " +
-                              std::to_string(p_.radius) + ")";
+                              format_g(laplacian_spectral_radius(p_.radius, p_.h[0], p_.h[1], p_.h[2])) +
+                              " for R = " + std::to_string(p_.radius) + ")";
       if (!c.get_bool("stencil.force")) throw Error(why + "; lower run.dt or set stencil.force = true");
       forced_ = why;
     }
@@ -121,19 +169,24 @@ class StencilModel final : public Model {
     return {h.label, (q - q0_) / std::fabs(q0_)};
   }
 
-  void write_snapshot(SnapshotFile& out, std::int64_t step, double time) override {
-    GridGeometry g;
-    g.nx = p_.nx, g.ny = p_.ny, g.nz = p_.nz;
-    for (int a = 0; a < 3; ++a) g.spacing[a] = p_.h[a];
-    for (int f = 0; f < kFields; ++f) {  // the fields, not the previous level
-      const std::vector<double> v = eng_->download(f);
-      if (s_.precision == Precision::Fp64) {
-        out.write_field(step, time, Eq::kStateNames[std::size_t(f)], g, v.data());
-      } else {
-        const std::vector<float> vf(v.begin(), v.end());
-        out.write_field(step, time, Eq::kStateNames[std::size_t(f)], g, vf.data());
-      }
+  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
+    auto staged = std::make_unique<StagedFields>();
+    staged->step = step, staged->time = time;
+    staged->geometry.nx = p_.nx, staged->geometry.ny = p_.ny, staged->geometry.nz = p_.nz;
+    for (int a = 0; a < 3; ++a) staged->geometry.spacing[a] = p_.h[a];
+    for (int f = 0; f < kFields; ++f)
+      staged->names.emplace_back(Eq::kStateNames[std::size_t(f)]);  // not the previous level
+    staged->fp64 = s_.precision == Precision::Fp64;
+    staged->points = std::size_t(p_.points());
+    staged->scalars = {{"time", time_}, {"q0", q0_}, {"has_q0", have_q0_ ? 1.0 : 0.0}};
+    // Every field the engine holds (the wave equation's previous level too) for the checkpoint;
+    // the snapshot writes the first names.size() of them.
+    const std::size_t scalar = staged->fp64 ? sizeof(double) : sizeof(float);
+    for (int f = 0; f < kStateFields; ++f) {
+      staged->buffers.emplace_back(staged->points * scalar);
+      staged->copies.push_back(eng_->stage(f, staged->buffers.back().data()));
     }
+    return staged;
   }
 
   std::vector<KernelRecord> take_records(bool wait) override {
@@ -141,15 +194,6 @@ class StencilModel final : public Model {
     for (const auto& r : recs)
       if (!r.kernel.starts_with("stencil_halo")) update_kernel_ = r.kernel;
     return recs;
-  }
-
-  // Restart state: every array of the state (the wave equation's previous level included), the
-  // simulated time (the source's clock) and the conservation reference.
-  ModelState save_state() override {
-    ModelState st;
-    for (int f = 0; f < kStateFields; ++f) st.arrays.emplace_back("field" + std::to_string(f), eng_->download(f));
-    st.scalars = {{"time", time_}, {"q0", q0_}, {"has_q0", have_q0_ ? 1.0 : 0.0}};
-    return st;
   }
 
   void load_state(const ModelState& st) override {

@@ -6,7 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "base/error.hpp"
+#include "base/printable.hpp"
+#include "io/safe_files.hpp"
 
 namespace tiersim {
 
@@ -22,6 +26,11 @@ namespace {
 double per_s(double amount, double ms) { return ms > 0 ? amount / (ms * 1e-3) : 0.0; }
 }  // namespace
 
+double Telemetry::pct_of_ceiling(const KernelRecord& r, double gbs) const {
+  const double ceiling = r.ceiling_gbs > 0 ? r.ceiling_gbs : r.ceiling_gbs < 0 ? 0 : peak_gbs_;
+  return ceiling > 0 ? 100.0 * gbs / ceiling : 0.0;
+}
+
 namespace {
 const char* kCsvHeader =
     "step,kernel,strategy,ms,bytes_compulsory,bytes_modelled,gbs_compulsory,gbs_modelled,"
@@ -34,38 +43,45 @@ void Telemetry::write_rows(std::ostream& f, std::size_t from) const {
   for (std::size_t i = from; i < rows_.size(); ++i) {
     const auto& [step, r] = rows_[i];
     const double gbs = per_s(r.bytes_compulsory, r.ms) * 1e-9;
-    std::snprintf(buf, sizeof buf, "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
+    std::snprintf(buf, sizeof buf,
+                  "%lld,%s,%s,%.6g,%.0f,%.0f,%.6g,%.6g,%.4g,%.6g,%.6g,%.6g,%s,%.6g,%d,%.0f,%.3g,%.6g,%.6g\n",
                   static_cast<long long>(step), r.kernel.c_str(), r.strategy.c_str(), r.ms, r.bytes_compulsory,
-                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9,
-                  peak_gbs_ > 0 ? 100.0 * gbs / peak_gbs_ : 0.0, r.flops, per_s(r.flops, r.ms) * 1e-9, r.work,
-                  r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0, r.l2_window_bytes,
-                  r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
+                  r.bytes_modelled, gbs, per_s(r.bytes_modelled, r.ms) * 1e-9, pct_of_ceiling(r, gbs), r.flops,
+                  per_s(r.flops, r.ms) * 1e-9, r.work, r.work_unit.c_str(), per_s(r.work, r.ms), r.l2_window ? 1 : 0,
+                  r.l2_window_bytes, r.l2_hit_ratio, peak_gbs_, ceiling_gflops_);
     f << buf;
   }
 }
 
 void Telemetry::write_csv(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write telemetry file " + path);
+  std::ostringstream f;
   f << kCsvHeader;
   write_rows(f, 0);
-  if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+  write_file_atomically(path, f.str());
 }
 
 void Telemetry::append_csv(const std::string& path) {
-  const bool fresh = !std::ifstream(path).good() || std::ifstream(path, std::ios::ate).tellg() == 0;
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw Error("cannot write telemetry file " + path);
-  if (fresh) f << kCsvHeader;
+  std::ostringstream f;
+  if (path_type(path) == PathType::Missing) f << kCsvHeader;
   write_rows(f, csv_appended_);
-  f.flush();
-  if (!f) throw Error("writing telemetry file " + path + " failed (disk full?)");
+  // Appended in one write, to a regular file only: a link named telemetry.csv is never written through.
+  append_to_file(path, f.str());
   csv_appended_ = rows_.size();
 }
 
 void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
+  switch (path_type(path)) {
+    case PathType::Missing:
+      return;
+    case PathType::File:
+      break;
+    case PathType::Link:
+      throw Error(path + ": is a symbolic link; a run's files are never links (not continuing it)");
+    default:
+      throw Error(path + ": not a regular file (not continuing the run)");
+  }
   std::ifstream in(path);
-  if (!in) return;
+  if (!in) throw Error(path + ": cannot read");
   std::string kept, line;
   std::ptrdiff_t commas = -1;  // the header's
   for (long lineno = 1; std::getline(in, line); ++lineno) {
@@ -80,18 +96,12 @@ void Telemetry::truncate_csv(const std::string& path, std::int64_t last_step) {
     std::int64_t step = 0;
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), step);
     if (ec != std::errc() || end != field.data() + field.size())
-      throw Error(path + ":" + std::to_string(lineno) + ": step '" + field +
+      throw Error(path + ":" + std::to_string(lineno) + ": step '" + printable(field, 40) +
                   "' is not an integer (a damaged telemetry file: repair or remove it to restart)");
     if (step <= last_step) kept += line + "\n";
   }
   in.close();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << kept;
-    if (!out) throw Error("cannot rewrite telemetry file " + path);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("cannot replace telemetry file " + path);
+  write_file_atomically(path, kept);
 }
 
 std::vector<Telemetry::Summary> Telemetry::summarize() const {
@@ -120,7 +130,7 @@ std::vector<Telemetry::Summary> Telemetry::summarize() const {
     s.bytes_compulsory = recs.front()->bytes_compulsory;
     s.bytes_modelled = recs.front()->bytes_modelled;
     s.gbs = per_s(s.bytes_compulsory, s.median_ms) * 1e-9;
-    s.pct_peak = peak_gbs_ > 0 ? 100.0 * s.gbs / peak_gbs_ : 0.0;
+    s.pct_peak = pct_of_ceiling(*recs.front(), s.gbs);
     s.gflops = per_s(recs.front()->flops, s.median_ms) * 1e-9;
     s.work_per_s = per_s(recs.front()->work, s.median_ms);
     out.push_back(s);
@@ -140,7 +150,9 @@ std::string Telemetry::summary_table() const {
                   s.work_unit.c_str());
     os << buf;
   }
-  std::snprintf(buf, sizeof buf, "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s)\n",
+  std::snprintf(buf, sizeof buf,
+                "(GB/s counts compulsory bytes; %% copy is against %.4g GB/s measured on %s; device-to-host copies "
+                "against the pinned link)\n",
                 peak_gbs_, peak_source_.c_str());
   os << buf;
   if (ceiling_gflops_ > 0) {
@@ -151,26 +163,28 @@ std::string Telemetry::summary_table() const {
   return os.str();
 }
 
-void Telemetry::write_summary_json(const std::string& path, const std::map<std::string, std::string>& extra) const {
-  std::ofstream f(path);
-  if (!f) throw Error("cannot write summary file " + path);
-  f << "{\n";
-  for (const auto& [k, v] : extra) f << "  \"" << k << "\": " << v << ",\n";
-  f << "  \"copy_bandwidth_gbs\": " << peak_gbs_ << ",\n  \"copy_bandwidth_source\": \"" << peak_source_
-    << "\",\n  \"compute_ceiling_gflops\": " << ceiling_gflops_ << ",\n  \"compute_ceiling_source\": \""
-    << ceiling_source_ << "\",\n  \"kernels\": [\n";
-  const auto sums = summarize();
-  for (std::size_t i = 0; i < sums.size(); ++i) {
-    const auto& s = sums[i];
-    f << "    {\"kernel\": \"" << s.kernel << "\", \"strategy\": \"" << s.strategy << "\", \"launches\": " << s.launches
-      << ", \"median_ms\": " << s.median_ms << ", \"total_ms\": " << s.total_ms
-      << ", \"bytes_compulsory\": " << s.bytes_compulsory << ", \"bytes_modelled\": " << s.bytes_modelled
-      << ", \"gbs\": " << s.gbs << ", \"pct_copy_bandwidth\": " << s.pct_peak << ", \"gflops\": " << s.gflops
-      << ", \"work_per_s\": " << s.work_per_s << ", \"work_unit\": \"" << s.work_unit << "\"}"
-      << (i + 1 < sums.size() ? ",\n" : "\n");
-  }
-  f << "  ]\n}\n";
-  if (!f) throw Error("writing summary file " + path + " failed (disk full?)");
+nlohmann::ordered_json Telemetry::summary_json() const {
+  nlohmann::ordered_json j;
+  j["copy_bandwidth_gbs"] = peak_gbs_;
+  j["copy_bandwidth_source"] = peak_source_;
+  j["compute_ceiling_gflops"] = ceiling_gflops_;
+  j["compute_ceiling_source"] = ceiling_source_;
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const auto& s : summarize())
+    kernels.push_back({{"kernel", s.kernel},
+                       {"strategy", s.strategy},
+                       {"launches", s.launches},
+                       {"median_ms", s.median_ms},
+                       {"total_ms", s.total_ms},
+                       {"bytes_compulsory", s.bytes_compulsory},
+                       {"bytes_modelled", s.bytes_modelled},
+                       {"gbs", s.gbs},
+                       {"pct_copy_bandwidth", s.pct_peak},
+                       {"gflops", s.gflops},
+                       {"work_per_s", s.work_per_s},
+                       {"work_unit", s.work_unit}});
+  j["kernels"] = std::move(kernels);
+  return j;
 }
 
 }  // namespace tiersim

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/kernel_record.hpp"
 
 namespace tiersim {
@@ -49,8 +51,9 @@ class Telemetry {
     double bytes_compulsory = 0, bytes_modelled = 0;
   };
   std::vector<Summary> summarize() const;
-  std::string summary_table() const;           // for the terminal at the end of a run
-  void write_summary_json(const std::string& path, const std::map<std::string, std::string>& extra) const;
+  std::string summary_table() const;  // for the terminal at the end of a run
+  // The telemetry part of summary.json: the measured ceilings and one object per kernel.
+  nlohmann::ordered_json summary_json() const;
 
  private:
   std::string peak_source_;
@@ -60,6 +63,7 @@ class Telemetry {
   std::vector<Row> rows_;
   std::size_t csv_appended_ = 0;
   void write_rows(std::ostream& f, std::size_t from) const;
+  double pct_of_ceiling(const KernelRecord& r, double gbs) const;
 };
 
 }  // namespace tiersim

@@ -14,14 +14,16 @@
 #include <vtkXMLImageDataWriter.h>
 #include <vtkXMLPolyDataWriter.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <type_traits>
 
-#include "io/snapshots.hpp"
-#include "io/xdmf.hpp"
+#include "base/error.hpp"
+#include "io/safe_files.hpp"
+#include "io/snapshot_index.hpp"
 
 namespace fs = std::filesystem;
 
@@ -60,31 +62,29 @@ std::string pvd_text(const std::vector<Entry>& entries) {
   return o.str();
 }
 
-// VTK writers write in place: write beside the target and rename, so a reader never sees half a file.
+// VTK's writers open their file by name and truncate it, following a link. So they write into
+// memory, and the bytes go to disk the way every file of a run does: a temporary file created
+// exclusively, renamed over the target (io/safe_files.hpp).
 template <class Writer, class Data>
 void write_vtk_atomically(const std::string& path, Data* data) {
-  const std::string tmp = path + ".tmp";
   auto w = vtkSmartPointer<Writer>::New();
-  w->SetFileName(tmp.c_str());
+  w->WriteToOutputStringOn();
   w->SetInputData(data);
   w->SetDataModeToAppended();
   w->EncodeAppendedDataOff();
   w->SetCompressorTypeToZLib();
-  if (w->Write() != 1 || w->GetErrorCode() != 0) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
+  if (w->Write() != 1 || w->GetErrorCode() != 0)
     throw Error(path + ": VTK writer failed" +
                 (w->GetErrorCode() ? " (VTK error code " + std::to_string(w->GetErrorCode()) + ")" : ""));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error(path + ": cannot replace: " + ec.message());
+  require_real_directory(fs::path(path).parent_path().string());  // vtk/ is still the run's own
+  write_file_atomically(path, w->GetOutputString());
 }
 
 }  // namespace
 
-struct VtkWriter::Impl {
+struct VtkOutput::Impl {
   std::string dir;
+  bool double_precision = false;
   std::vector<Entry> particles, fields;
   // Fields of one step gather here until the step changes or commit().
   vtkSmartPointer<vtkImageData> pending;
@@ -150,16 +150,19 @@ struct VtkWriter::Impl {
   }
 };
 
-VtkWriter::VtkWriter(const std::string& dir) : impl_(std::make_unique<Impl>()) {
+VtkOutput::VtkOutput(const std::string& dir, bool double_precision) : impl_(std::make_unique<Impl>()) {
   impl_->dir = dir;
+  impl_->double_precision = double_precision;
   std::error_code ec;
-  fs::create_directories(fs::path(dir) / "vtk", ec);
-  if (ec) throw Error((fs::path(dir) / "vtk").string() + ": cannot create: " + ec.message());
+  fs::create_directories(dir, ec);  // the run directory (the caller's path); vtk/ is the run's own
+  if (ec) throw Error(dir + ": cannot create output directory: " + ec.message());
+  require_real_directory((fs::path(dir) / "vtk").string(), /*create=*/true);
 }
 
-VtkWriter::~VtkWriter() = default;
+VtkOutput::~VtkOutput() = default;
 
-void VtkWriter::write_particles(std::int64_t step, double time, const Bodies& b, bool double_precision) {
+void VtkOutput::write_particles(std::int64_t step, double time, const Bodies& b, double) {
+  const bool double_precision = impl_->double_precision;
   const vtkIdType n = vtkIdType(b.size());
   auto points = vtkSmartPointer<vtkPoints>::New();
   points->SetDataType(double_precision ? VTK_DOUBLE : VTK_FLOAT);
@@ -217,30 +220,35 @@ void VtkWriter::write_particles(std::int64_t step, double time, const Bodies& b,
   impl_->particles.push_back({step, time, rel});
 }
 
-void VtkWriter::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+void VtkOutput::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                             const float* data) {
   impl_->write_field(step, time, name, g, data);
 }
-void VtkWriter::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+void VtkOutput::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                             const double* data) {
   impl_->write_field(step, time, name, g, data);
 }
 
-void VtkWriter::commit() {
+void VtkOutput::commit() {
   impl_->flush_pending();
   if (!impl_->particles.empty()) write_file_atomically(particles_pvd(), pvd_text(impl_->particles));
   if (!impl_->fields.empty()) write_file_atomically(fields_pvd(), pvd_text(impl_->fields));
 }
 
-void VtkWriter::adopt_existing(const std::vector<std::pair<std::int64_t, double>>& particle_steps,
-                               const std::vector<std::pair<std::int64_t, double>>& field_steps) {
+void VtkOutput::resume(const SnapshotIndex& kept) {
   impl_->particles.clear();
   impl_->fields.clear();
   impl_->pending = nullptr;
+  std::vector<std::pair<std::int64_t, double>> field_steps;
+  for (const auto& f : kept.fields) field_steps.insert(field_steps.end(), f.rows.begin(), f.rows.end());
+  std::sort(field_steps.begin(), field_steps.end());
+  field_steps.erase(std::unique(field_steps.begin(), field_steps.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    field_steps.end());
   std::error_code ec;
-  for (const auto& [step, time] : particle_steps) {
-    const std::string rel = "vtk/" + file_name("particles", step, "vtp");
-    if (fs::exists(fs::path(impl_->dir) / rel, ec)) impl_->particles.push_back({step, time, rel});
+  for (const auto& r : kept.particle_rows) {
+    const std::string rel = "vtk/" + file_name("particles", r.step, "vtp");
+    if (fs::exists(fs::path(impl_->dir) / rel, ec)) impl_->particles.push_back({r.step, r.time, rel});
   }
   for (const auto& [step, time] : field_steps) {
     const std::string rel = "vtk/" + file_name("fields", step, "vti");
@@ -248,7 +256,7 @@ void VtkWriter::adopt_existing(const std::vector<std::pair<std::int64_t, double>
   }
 }
 
-std::string VtkWriter::particles_pvd() const { return (fs::path(impl_->dir) / "particles.pvd").string(); }
-std::string VtkWriter::fields_pvd() const { return (fs::path(impl_->dir) / "fields.pvd").string(); }
+std::string VtkOutput::particles_pvd() const { return (fs::path(impl_->dir) / "particles.pvd").string(); }
+std::string VtkOutput::fields_pvd() const { return (fs::path(impl_->dir) / "fields.pvd").string(); }
 
 }  // namespace tiersim

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <utility>
+#include <vector>
 
 #include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
@@ -31,9 +33,6 @@ constexpr int kParallelBodiesLinear = 65536;
 // and a second one halves it (0.42 ms measured with 2 threads at a quiet moment); below, the
 // few hundred us two threads could save are not worth a stall (Kepler binaries, small tests).
 constexpr int kParallelBodiesPairwise = 512;
-// Flops per pair of the potential sum (pair_potential in double): 3 differences, 3 FMAs (6), a
-// square root and a division, the product with the mass and the sum: 13.
-constexpr double kPotentialFlopsPerPair = 13.0;
 
 template <class View>
 class CpuNbodyEngine final : public NbodyEngine {
@@ -41,19 +40,34 @@ class CpuNbodyEngine final : public NbodyEngine {
 
  public:
   CpuNbodyEngine(const Strategy& s, int n, const NbodyParams& p)
-      : store_(n), params_(p), strategy_(std::string("cpu/") + name(s.layout) + "/" + name(s.precision)) {}
+      : store_(n),
+        phi_(std::size_t(n)),
+        params_(p),
+        strategy_(std::string("cpu/") + name(s.layout) + "/" + name(s.precision)) {}
 
   int size() const override { return store_.size(); }
-  void upload(const Bodies& b) override { store_bodies(b, store_.view()); }
+  void upload(const Bodies& b) override {
+    store_bodies(b, store_.view());
+    potential_current_ = false;
+  }
   Bodies download() override { return load_bodies(store_.view()); }
   std::string strategy_name() const override { return strategy_; }
 
-  void compute_forces() override {
+  void compute_forces(bool with_potential) override {
     const auto t0 = clock::now();
     const View v = store_.view();
     const int n = v.n;
     const T eps2 = T(force_eps2(params_.softening));
     const T G = T(params_.G);
+    const double nn = double(n) * n;
+    if (with_potential) {
+      pairs_with_potential<true>(v, eps2, G);
+      // Besides the forces' bytes, phi written; one flop (the sum) per pair term.
+      const double bytes = n * (4.0 + 3.0) * sizeof(T) + n * sizeof(double);
+      record("nbody_forces_potential", t0, bytes, bytes, kFlopsPerInteraction * nn + double(n) * (n - 1), nn,
+             "interactions");
+      return;
+    }
     // Blocks of kBlock bodies i; for each j the block's interactions run as SIMD lanes. Each
     // body's sum still runs over j in order, so the result is the same for any thread count.
     constexpr int kBlock = 16;
@@ -76,9 +90,8 @@ class CpuNbodyEngine final : public NbodyEngine {
       }
       for (int k = 0; k < m; ++k) v.set_acc(i0 + k, G * Vec3<T>{ax[k], ay[k], az[k]});
     }
-    const double nn = double(n) * n;
-    record("nbody_forces", t0, n * (4.0 + 3.0) * sizeof(T), n * (4.0 + 3.0) * sizeof(T),
-           kFlopsPerInteraction * nn, nn, "interactions");
+    record("nbody_forces", t0, n * (4.0 + 3.0) * sizeof(T), n * (4.0 + 3.0) * sizeof(T), kFlopsPerInteraction * nn, nn,
+           "interactions");
   }
 
   void kick(double dt) override {
@@ -99,48 +112,48 @@ class CpuNbodyEngine final : public NbodyEngine {
     for (int i = 0; i < v.n; ++i) v.set_pos(i, tiersim::drift(v.pos(i), v.vel(i), h));
     const double bytes = v.n * 9.0 * sizeof(T);  // read x and v, write x
     record("nbody_drift", t0, bytes, bytes, 6.0 * v.n, v.n, "bodies");
+    potential_current_ = false;
   }
 
-  // Recorded like every other kernel (nbody_potential: the O(N^2) potential sum with the
-  // O(N) kinetic energy and momenta), so its cost shows in telemetry at the diagnostics cadence.
+  // The potential of the last compute_forces(true) when the positions have not moved since (the
+  // model asks for it on diagnostics steps); otherwise a potential-only pass (nbody_potential) of
+  // the same arithmetic first. The O(N) sums (nbody_diagnostics) run on one thread in body order,
+  // each compensated (Neumaier), so they are the same for any thread count and lose no digits
+  // that fp64 runs need (a plain sum of 2^20 terms can be off by up to 2^20 x 1.1e-16 = 1e-10).
   NbodyDiagnostics diagnostics() override {
-    const auto t0 = clock::now();
     const View v = store_.view();
     const int n = v.n;
-    const double eps2 = params_.softening * params_.softening;
-    NbodyDiagnostics d;
-    double kin = 0, pot = 0, mass = 0, px = 0, py = 0, pz = 0, lx = 0, ly = 0, lz = 0;
-    // Double precision throughout: the diagnostics judge the integration, they must not add error.
-#pragma omp parallel for schedule(static) reduction(+ : kin, pot, mass, px, py, pz, lx, ly, lz) \
-    if (n >= kParallelBodiesPairwise)
+    if (!potential_current_) {
+      const auto t0 = clock::now();
+      pairs_with_potential<false>(v, T(force_eps2(params_.softening)), T(params_.G));
+      const double pairs = double(n) * (n - 1);  // each pair twice, once for each body
+      record("nbody_potential", t0, n * 4.0 * sizeof(T) + n * sizeof(double), n * 4.0 * sizeof(T) + n * sizeof(double),
+             kPotentialFlopsPerPair * pairs, pairs, "interactions");
+    }
+    const auto t0 = clock::now();
+    CompensatedSum kin, pot, mass, px, py, pz, lx, ly, lz;
     for (int i = 0; i < n; ++i) {
       const auto p = v.pos(i), u = v.vel(i);
       const Vec3<double> x{p.x, p.y, p.z}, w{u.x, u.y, u.z};
       const double m = v.mass(i);
-      kin += 0.5 * m * dot(w, w);
-      mass += m;
-      px += m * w.x, py += m * w.y, pz += m * w.z;
+      kin.add(0.5 * m * dot(w, w));
+      pot.add(0.5 * m * phi_[std::size_t(i)]);
+      mass.add(m);
+      px.add(m * w.x), py.add(m * w.y), pz.add(m * w.z);
       const Vec3<double> l = cross(x, w);
-      lx += m * l.x, ly += m * l.y, lz += m * l.z;
-      double phi = 0;
-      for (int j = 0; j < n; ++j) {
-        if (j == i) continue;
-        const auto q = v.pos_mass(j);
-        phi += pair_potential<double>(x, {q.x, q.y, q.z, q.w}, eps2);
-      }
-      pot += 0.5 * m * phi;
+      lx.add(m * l.x), ly.add(m * l.y), lz.add(m * l.z);
     }
-    d.kinetic = kin;
-    d.potential = params_.G * pot;
-    d.mass = mass;
-    d.momentum = {px, py, pz};
-    d.angular_momentum = {lx, ly, lz};
-    // Each body's position, velocity and mass read once; a few sums written. Flops per body
-    // besides the pairs: kinetic energy 7, mass 1, momentum 6, angular momentum 15 (a cross
-    // product, 9, then m l summed, 6), its share of the potential 3: 32.
-    const double bytes = n * 7.0 * sizeof(T);
-    const double pairs = double(n) * (n - 1);
-    record("nbody_potential", t0, bytes, bytes, kPotentialFlopsPerPair * pairs + 32.0 * n, pairs, "interactions");
+    NbodyDiagnostics d;
+    d.kinetic = kin.value();
+    d.potential = params_.G * pot.value();
+    d.mass = mass.value();
+    d.momentum = {px.value(), py.value(), pz.value()};
+    d.angular_momentum = {lx.value(), ly.value(), lz.value()};
+    // Each body's position, velocity, mass and phi read once. Flops per body: kinetic energy 7,
+    // mass 1, momentum 6, angular momentum 15 (a cross product, 9, then m l summed, 6), its share
+    // of the potential 3: 32 (the compensation's own operations not counted).
+    const double bytes = n * (7.0 * sizeof(T) + sizeof(double));
+    record("nbody_diagnostics", t0, bytes, bytes, 32.0 * n, n, "bodies");
     return d;
   }
 
@@ -148,8 +161,8 @@ class CpuNbodyEngine final : public NbodyEngine {
 
  private:
   using clock = std::chrono::steady_clock;
-  void record(const char* kernel, clock::time_point t0, double compulsory, double modelled, double flops,
-              double work, const char* unit) {
+  void record(const char* kernel, clock::time_point t0, double compulsory, double modelled, double flops, double work,
+              const char* unit) {
     KernelRecord r;
     r.kernel = kernel;
     // The step that ran it: diagnostics are read by the run loop only with the next step's
@@ -165,7 +178,67 @@ class CpuNbodyEngine final : public NbodyEngine {
     records_.push_back(std::move(r));
   }
 
+  // The pair loop with the potential: phi_i = -sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) into phi_,
+  // and with kForces the accelerations too, bit for bit those of compute_forces(false): the same
+  // operations (accumulate_pair_potential is accumulate_pair plus the m_j / r it forms anyway) in
+  // the same order. Each body's terms are summed in j order, kChunk at a time in T, the chunk sums
+  // in double: the rounding of a running fp32 sum grows with its length, and this keeps it that of
+  // a kChunk-term sum whatever n. Each body's sum is one thread's, in a fixed order: the result
+  // does not depend on the thread count. The self term j = i is left out, as the potential
+  // energy has it (with softening it would be m_i / eps, not 0).
+  template <bool kForces>
+  void pairs_with_potential(const View v, T eps2, T G) {
+    const int n = v.n;
+    constexpr int kBlock = 16;
+    constexpr int kChunk = 256;  // a multiple of kBlock: a block's own bodies lie in one chunk
+    double* phi = phi_.data();
+#pragma omp parallel for schedule(static) if (n >= kParallelBodiesPairwise)
+    for (int i0 = 0; i0 < n; i0 += kBlock) {
+      const int m = std::min(kBlock, n - i0);
+      T px[kBlock], py[kBlock], pz[kBlock], ax[kBlock] = {}, ay[kBlock] = {}, az[kBlock] = {};
+      double sum[kBlock] = {};
+      for (int k = 0; k < kBlock; ++k) {
+        const Vec3<T> p = v.pos(i0 + std::min(k, m - 1));
+        px[k] = p.x, py[k] = p.y, pz[k] = p.z;
+      }
+      for (int c0 = 0; c0 < n; c0 += kChunk) {
+        const int c1 = std::min(n, c0 + kChunk);
+        const bool own = i0 >= c0 && i0 < c1;  // the chunk holding bodies i0 .. i0 + kBlock - 1
+        T part[kBlock] = {};
+        for (int j = c0; j < c1; ++j) {
+          const Vec4<T> q = v.pos_mass(j);
+#pragma omp simd
+          for (int k = 0; k < kBlock; ++k) {
+            Vec3<T> a{ax[k], ay[k], az[k]};
+            const T m_inv = accumulate_pair_potential(Vec3<T>{px[k], py[k], pz[k]}, q, eps2, a);
+            if constexpr (kForces) ax[k] = a.x, ay[k] = a.y, az[k] = a.z;
+            part[k] += own && j == i0 + k ? T(0) : m_inv;
+          }
+        }
+        for (int k = 0; k < kBlock; ++k) sum[k] += double(part[k]);
+      }
+      for (int k = 0; k < m; ++k) {
+        if constexpr (kForces) v.set_acc(i0 + k, G * Vec3<T>{ax[k], ay[k], az[k]});
+        phi[i0 + k] = -sum[k];
+      }
+    }
+    potential_current_ = true;
+  }
+
+  // Neumaier's compensated sum: the rounding error of each addition is carried and added at the end.
+  struct CompensatedSum {
+    double s = 0, c = 0;
+    void add(double x) {
+      const double t = s + x;
+      c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+      s = t;
+    }
+    double value() const { return s + c; }
+  };
+
   HostParticleStore<View> store_;
+  std::vector<double> phi_;         // potential per body (G left out), of the last pass that summed it
+  bool potential_current_ = false;  // phi_ is that of the bodies as they are now
   NbodyParams params_;
   std::string strategy_;
   std::vector<KernelRecord> records_;

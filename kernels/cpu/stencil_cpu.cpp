@@ -53,6 +53,12 @@ class StencilCpu final : public StencilEngine {
     return v;
   }
 
+  std::unique_ptr<CopyInFlight> stage(int field, void* dst) override {
+    check_field(field, std::size_t(p_.points()));
+    cur_[field].get_interior(static_cast<T*>(dst));
+    return std::make_unique<CopyDone>();
+  }
+
   void step(double dt) override {
     auto t0 = Clock::now();
     for (int f = 0; f < kFields; ++f) fill_halo(cur_[f].view(), p_.field_boundary_value(f));
@@ -60,15 +66,25 @@ class StencilCpu final : public StencilEngine {
     record("stencil_halo_cpu", t0, halo * 2 * sizeof(T), 0, halo);
     t0 = Clock::now();
     switch (p_.radius) {
-      case 1: update<1>(dt); break;
-      case 2: update<2>(dt); break;
-      case 3: update<3>(dt); break;
-      case 4: update<4>(dt); break;
-      default: throw Error("stencil radius must be 1..4, not " + std::to_string(p_.radius));
+      case 1:
+        update<1>(dt);
+        break;
+      case 2:
+        update<2>(dt);
+        break;
+      case 3:
+        update<3>(dt);
+        break;
+      case 4:
+        update<4>(dt);
+        break;
+      default:
+        throw Error("stencil radius must be 1..4, not " + std::to_string(p_.radius));
     }
     record(std::string("stencil_") + Eq::kKernelTag + "_cpu", t0, stencil_compulsory_bytes(p_, sizeof(T)),
            stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
-    if constexpr (Eq::kPreviousLevel) std::swap(cur_[0], cur_[1]);
+    if constexpr (Eq::kPreviousLevel)
+      std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
   }
@@ -101,11 +117,16 @@ class StencilCpu final : public StencilEngine {
     if constexpr (std::is_same_v<Eq, equations::Wave>) {
       fill_halo(cur_[1].view(), p_.field_boundary_value(1));  // u_prev's: the last step filled u's only
       switch (p_.radius) {
-        case 1: return energy<1>(dt);
-        case 2: return energy<2>(dt);
-        case 3: return energy<3>(dt);
-        case 4: return energy<4>(dt);
-        default: throw Error("stencil radius must be 1..4, not " + std::to_string(p_.radius));
+        case 1:
+          return energy<1>(dt);
+        case 2:
+          return energy<2>(dt);
+        case 3:
+          return energy<3>(dt);
+        case 4:
+          return energy<4>(dt);
+        default:
+          throw Error("stencil radius must be 1..4, not " + std::to_string(p_.radius));
       }
     } else {
       (void)dt;

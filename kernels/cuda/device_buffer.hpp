@@ -45,9 +45,9 @@ class DeviceBuffer {
     const cudaError_t err = cudaMalloc(&p, bytes);
     if (err != cudaSuccess) {
       (void)cudaGetLastError();  // clear the sticky-free allocation error before reporting
-      throw_cuda_error(err, "cudaMalloc", __FILE__, __LINE__,
-                       what + ", " + format_bytes(double(bytes)) + " needed, " + format_bytes(double(free_b)) +
-                           " free");
+      throw_cuda_error(
+          err, "cudaMalloc", __FILE__, __LINE__,
+          what + ", " + format_bytes(double(bytes)) + " needed, " + format_bytes(double(free_b)) + " free");
     }
     ptr_ = p;
     bytes_ = bytes;
@@ -61,7 +61,9 @@ class DeviceBuffer {
 
   void* data() const { return ptr_; }
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t bytes() const { return bytes_; }
   explicit operator bool() const { return ptr_ != nullptr; }
 

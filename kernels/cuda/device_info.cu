@@ -171,6 +171,25 @@ double measure_copy_now() {
   return 2.0 * double(bytes) / (med * 1e-3) * 1e-9;
 }
 
+double measure_link_now() {
+  const std::size_t bytes = std::size_t(256) << 20;
+  cuda::DeviceBuffer src(bytes, "link-bandwidth source");
+  fill_float4_kernel<<<query_device().sm_count * 8, 256>>>(src.as<float4>(), bytes / sizeof(float4));
+  TIERSIM_CUDA_CHECK_LAUNCH("fill_float4_kernel", format_bytes(double(bytes)));
+  void* host = nullptr;
+  TIERSIM_CUDA_CHECK(cudaMallocHost(&host, bytes), "pinned host buffer for the link bandwidth");
+  double ms = 0;
+  try {
+    ms = median_kernel_ms([&] { TIERSIM_CUDA_CHECK(cudaMemcpyAsync(host, src.data(), bytes, cudaMemcpyDeviceToHost)); },
+                          "cudaMemcpyAsync device to host", 1, 5);
+  } catch (...) {
+    cudaFreeHost(host);
+    throw;
+  }
+  cudaFreeHost(host);
+  return double(bytes) / (ms * 1e-3) * 1e-9;
+}
+
 // kChains independent FMA chains per thread (enough to hide the FMA latency at full occupancy),
 // no memory traffic but one store per thread, so that nothing is optimised away.
 constexpr int kChains = 8;
@@ -209,6 +228,14 @@ double measure_device_copy_gbs(bool remeasure) {
   std::lock_guard<std::mutex> lock(mu);
   if (per_process > 0 && !remeasure) return per_process;
   return per_process = cached_measurement("copy_gbs", remeasure, measure_copy_now);
+}
+
+double measure_pinned_link_gbs(bool remeasure) {
+  static std::mutex mu;
+  static double per_process = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (per_process > 0 && !remeasure) return per_process;
+  return per_process = cached_measurement("link_d2h_gbs", remeasure, measure_link_now);
 }
 
 double measure_device_fma_gflops(bool fp64, bool remeasure) {

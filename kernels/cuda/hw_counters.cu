@@ -82,7 +82,8 @@ double run_counter_probe_copy(std::size_t bytes) {
   TIERSIM_CUDA_CHECK(cudaMalloc(&out.p, used), what);
   constexpr int kThreads = 256;
   const std::size_t want_blocks = (n4 + kThreads - 1) / kThreads;
-  const int blocks = static_cast<int>(std::min<std::size_t>(want_blocks, static_cast<std::size_t>(std::max(d.sm_count, 1)) * 32));
+  const int blocks =
+      static_cast<int>(std::min<std::size_t>(want_blocks, static_cast<std::size_t>(std::max(d.sm_count, 1)) * 32));
   auto* in4 = static_cast<float4*>(in.p);
   auto* out4 = static_cast<float4*>(out.p);
   tiersim_counter_probe_fill<<<blocks, kThreads>>>(in4, n4);
@@ -106,8 +107,8 @@ double run_counter_probe_copy(std::size_t bytes) {
       TIERSIM_CUDA_CHECK(cudaMemcpy(&v, out4 + i, sizeof v, cudaMemcpyDeviceToHost), what);
       const float f = static_cast<float>(i & 0xFFFFF) + 1.0f;
       if (v.x != f || v.w != f + 0.75f)
-        throw Error("counter probe copy: element " + std::to_string(i) + " is " + std::to_string(v.x) +
-                    ", expected " + std::to_string(f));
+        throw Error("counter probe copy: element " + std::to_string(i) + " is " + std::to_string(v.x) + ", expected " +
+                    std::to_string(f));
     }
   } catch (...) {
     cudaEventDestroy(start);
@@ -177,10 +178,10 @@ std::string explain(CUptiResult r, const std::string& call) {
   }
 }
 
-#define TIERSIM_CUPTI_CHECK(call)                                          \
-  do {                                                                     \
-    const CUptiResult r_ = (call);                                         \
-    if (r_ != CUPTI_SUCCESS) throw Unavailable(explain(r_, #call));        \
+#define TIERSIM_CUPTI_CHECK(call)                                   \
+  do {                                                              \
+    const CUptiResult r_ = (call);                                  \
+    if (r_ != CUPTI_SUCCESS) throw Unavailable(explain(r_, #call)); \
   } while (0)
 
 // The context current on this thread (the runtime's primary context once cudaFree(0) ran),
@@ -190,7 +191,8 @@ CUcontext current_context() {
   cudaDriverEntryPointQueryResult q{};
   TIERSIM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q),
                      "hardware counters: looking up cuCtxGetCurrent");
-  if (!fn || q != cudaDriverEntryPointSuccess) throw Unavailable("hardware counters unavailable: no cuCtxGetCurrent in the driver");
+  if (!fn || q != cudaDriverEntryPointSuccess)
+    throw Unavailable("hardware counters unavailable: no cuCtxGetCurrent in the driver");
   CUcontext ctx = nullptr;
   const CUresult r = reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx);
   if (r != CUDA_SUCCESS || !ctx) throw Unavailable("hardware counters unavailable: no current CUDA context");
@@ -209,10 +211,14 @@ void profiler_initialize_once() {
 
 const char* level_name(CUpti_Profiler_Support_Level l) {
   switch (l) {
-    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED: return "supported";
-    case CUPTI_PROFILER_CONFIGURATION_DISABLED: return "disabled by the system";
-    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED: return "unsupported";
-    default: return "unknown";
+    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED:
+      return "supported";
+    case CUPTI_PROFILER_CONFIGURATION_DISABLED:
+      return "disabled by the system";
+    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED:
+      return "unsupported";
+    default:
+      return "unknown";
   }
 }
 
@@ -224,11 +230,17 @@ void check_device_supported(int device) {
   if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
   std::string why;
   const std::pair<const char*, CUpti_Profiler_Support_Level> parts[] = {
-      {"architecture", p.architecture}, {"SLI", p.sli}, {"vGPU", p.vGpu},
-      {"confidential computing", p.confidentialCompute}, {"CMP", p.cmp}, {"WSL", p.wsl}};
+      {"architecture", p.architecture},
+      {"SLI", p.sli},
+      {"vGPU", p.vGpu},
+      {"confidential computing", p.confidentialCompute},
+      {"CMP", p.cmp},
+      {"WSL", p.wsl}};
   for (const auto& [what, level] : parts)
-    if (level != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += std::string(why.empty() ? "" : ", ") + what + ": " + level_name(level);
-  throw Unavailable("profiling not supported on this device (" + (why.empty() ? std::string(level_name(p.isSupported)) : why) + ")");
+    if (level != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += std::string(why.empty() ? "" : ", ") + what + ": " + level_name(level);
+  throw Unavailable("profiling not supported on this device (" +
+                    (why.empty() ? std::string(level_name(p.isSupported)) : why) + ")");
 }
 
 // Kernel names in launch order from the launch callbacks, for ranges whose CUPTI name is not
@@ -243,7 +255,9 @@ bool is_launch(const char* function, bool runtime) {
   if (!function) return false;
   const std::string f = function;
   if (f.find("MultiDevice") != std::string::npos) return false;
-  if (runtime) return f.find("cudaLaunchKernel") != std::string::npos || f.find("cudaLaunchCooperativeKernel") != std::string::npos;
+  if (runtime)
+    return f.find("cudaLaunchKernel") != std::string::npos ||
+           f.find("cudaLaunchCooperativeKernel") != std::string::npos;
   return f.rfind("cuLaunchKernel", 0) == 0 || f.rfind("cuLaunchCooperativeKernel", 0) == 0;
 }
 
@@ -307,8 +321,8 @@ class CuptiRangeCounters final : public HardwareCounters {
     {
       const CUptiResult r = cuptiProfilerHostInitialize(&host);
       if (r != CUPTI_SUCCESS)
-        throw Unavailable(explain(r, "cuptiProfilerHostInitialize (chip " + chip_ +
-                                         "; needs libnvperf_host.so beside libcupti)"));
+        throw Unavailable(
+            explain(r, "cuptiProfilerHostInitialize (chip " + chip_ + "; needs libnvperf_host.so beside libcupti)"));
     }
     host_ = host.pHostObject;
 
@@ -317,10 +331,12 @@ class CuptiRangeCounters final : public HardwareCounters {
       CUpti_Profiler_Host_GetMetricProperties_Params props{CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
       props.pHostObject = host_;
       props.pMetricName = m;
-      if (cuptiProfilerHostGetMetricProperties(&props) == CUPTI_SUCCESS) metrics_.push_back(m);
+      if (cuptiProfilerHostGetMetricProperties(&props) == CUPTI_SUCCESS)
+        metrics_.push_back(m);
       else if (m == kDramRead || m == kDramWrite)
         throw Unavailable(std::string("hardware counters unavailable: chip ") + chip_ + " has no metric " + m);
-      else std::fprintf(stderr, "tiersim: hardware counters: chip %s has no metric %s; reported as 0\n", chip_.c_str(), m);
+      else
+        std::fprintf(stderr, "tiersim: hardware counters: chip %s has no metric %s; reported as 0\n", chip_.c_str(), m);
     }
     CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     add.pHostObject = host_;
@@ -330,7 +346,8 @@ class CuptiRangeCounters final : public HardwareCounters {
     CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
     size.pHostObject = host_;
     TIERSIM_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
-    if (size.configImageSize == 0) throw Unavailable("hardware counters unavailable: CUPTI made an empty config image for chip " + chip_);
+    if (size.configImageSize == 0)
+      throw Unavailable("hardware counters unavailable: CUPTI made an empty config image for chip " + chip_);
     config_.assign(size.configImageSize, 0);
     CUpti_Profiler_Host_GetConfigImage_Params image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
     image.pHostObject = host_;
@@ -433,7 +450,8 @@ class CuptiRangeCounters final : public HardwareCounters {
         return rows;
       }
       if (decode.numOfRangeDropped > 0)
-        std::fprintf(stderr, "tiersim: hardware counters: %zu kernel launches dropped (more than %zu in one range set)\n",
+        std::fprintf(stderr,
+                     "tiersim: hardware counters: %zu kernel launches dropped (more than %zu in one range set)\n",
                      decode.numOfRangeDropped, max_ranges_);
       unsubscribe();
 
@@ -476,10 +494,14 @@ class CuptiRangeCounters final : public HardwareCounters {
         k.kernel = demangle(name);
         for (std::size_t m = 0; m < metrics_.size(); ++m) {
           const std::string metric = metrics_[m];
-          if (metric == kDramRead) k.dram_read_bytes = values[m];
-          else if (metric == kDramWrite) k.dram_write_bytes = values[m];
-          else if (metric == kL2HitRate) k.l2_hit_rate = std::clamp(values[m] / 100.0, 0.0, 1.0);  // stores can read 100.4%
-          else if (metric == kDuration) k.duration_ms = values[m] / 1e6;  // ns
+          if (metric == kDramRead)
+            k.dram_read_bytes = values[m];
+          else if (metric == kDramWrite)
+            k.dram_write_bytes = values[m];
+          else if (metric == kL2HitRate)
+            k.l2_hit_rate = std::clamp(values[m] / 100.0, 0.0, 1.0);  // stores can read 100.4%
+          else if (metric == kDuration)
+            k.duration_ms = values[m] / 1e6;  // ns
         }
         rows.push_back(std::move(k));
       }
@@ -564,7 +586,8 @@ std::unique_ptr<HardwareCounters> make_hardware_counters(std::string* why_not, s
       throw Unavailable("hardware counters unavailable: CUPTI returned " + std::to_string(rows.size()) +
                         " ranges for 2 probe kernels on chip " + counters->chip());
     if (verbose())
-      std::fprintf(stderr, "tiersim: hardware counters through the CUPTI Range Profiler, chip %s, %zu pass(es) per kernel\n",
+      std::fprintf(stderr,
+                   "tiersim: hardware counters through the CUPTI Range Profiler, chip %s, %zu pass(es) per kernel\n",
                    counters->chip().c_str(), counters->passes());
     if (why_not) why_not->clear();
     return counters;

@@ -37,7 +37,6 @@ L2Support l2_persistence_support() {
   return s;
 }
 
-
 namespace {
 
 std::mutex g_mu;
@@ -47,7 +46,8 @@ std::atomic<bool> g_warned{false};
 
 void warn_once(const std::string& what, const std::string& why) {
   if (g_warned.exchange(true)) return;
-  std::fprintf(stderr, "tiersim: warning: --l2-persist on cannot be honoured for %s: %s; running without an L2 window\n",
+  std::fprintf(stderr,
+               "tiersim: warning: --l2-persist on cannot be honoured for %s: %s; running without an L2 window\n",
                what.c_str(), why.c_str());
 }
 
@@ -57,8 +57,7 @@ cudaStreamAttrValue window_value(const void* base, std::size_t bytes, float hit,
   v.accessPolicyWindow.num_bytes = bytes;
   v.accessPolicyWindow.hitRatio = hit;
   v.accessPolicyWindow.hitProp = bytes ? cudaAccessPropertyPersisting : cudaAccessPropertyNormal;
-  v.accessPolicyWindow.missProp =
-      bytes && miss_streaming ? cudaAccessPropertyStreaming : cudaAccessPropertyNormal;
+  v.accessPolicyWindow.missProp = bytes && miss_streaming ? cudaAccessPropertyStreaming : cudaAccessPropertyNormal;
   return v;
 }
 

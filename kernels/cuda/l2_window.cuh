@@ -83,7 +83,7 @@ class L2Window {
   std::size_t requested_ = 0, window_max_ = 0;
   std::size_t carveout_ = 0, previous_limit_ = 0;
   double fill_ = kDefaultL2Fill;  // Tuning::l2_fill
-  bool miss_streaming_ = true;     // Tuning::l2_miss_streaming
+  bool miss_streaming_ = true;    // Tuning::l2_miss_streaming
   const void* base_ = nullptr;
   std::size_t window_bytes_ = 0;
   float hit_ratio_ = 0;

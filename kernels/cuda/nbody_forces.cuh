@@ -30,43 +30,27 @@ inline constexpr int max_force_block(Precision p) { return p == Precision::Fp32 
 // with the allowed values); zeros are chosen for the device and n.
 ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const NbodyTuning& tuning);
 
+// What a force launch computes (the kernels' template flag).
+enum class ForcePass {
+  Forces,           // the accelerations: every step's kernel
+  ForcesPotential,  // the accelerations (bit for bit those of Forces) and the potential shares psi
+  Potential,        // psi only, the accelerations left alone (always the shared-memory kernel)
+};
+
+// The kernel name a launch records (telemetry, NVTX): nbody_forces_shared, nbody_forces_global,
+// nbody_forces_potential_shared, nbody_forces_potential_global, nbody_potential.
+const char* force_kernel_name(ForcePass pass, Tiling tiling);
+
 // acc_i <- G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2), for all i, on `stream`.
-// rec gets kernel name, cost model and launch shape (rec.ms is left to the caller).
+// With the potential (ForcePass::ForcesPotential, ::Potential), psi (n doubles) gets each body's
+// share of the potential energy: psi_i = -sum_{j in S(i)} m_j / sqrt(|r_j - r_i|^2 + eps2), where
+// the sets S(i) hold every pair {i, j} of bodies once (never j = i), so that the potential energy
+// is G sum_i m_i psi_i (reduce_nbody_diagnostics). S(i) depends on the launch shape only, which
+// choose_force_launch fixes for given n and tuning: both passes with the potential give the same
+// psi bit for bit, whatever the tiling. rec gets kernel name, cost model and launch shape (rec.ms
+// is left to the caller).
 template <class View>
-void launch_nbody_forces(const View& bodies, Tiling tiling, double eps2, double G, const NbodyTuning& tuning,
-                         cudaStream_t stream, KernelRecord& rec);
-
-// phi_i <- sum_{j != i} -m_j / sqrt(|r_j - r_i|^2 + eps2), accumulated in double (diagnostics).
-template <class View>
-void launch_nbody_potential(const View& bodies, double eps2, double* phi, cudaStream_t stream);
-
-// Average bytes per record of the 32-byte sectors touched when a warp reads `len` bytes at
-// `offset` of consecutive records of `record` bytes (the memory system moves whole sectors).
-double sector_bytes_per_record(std::size_t record, std::size_t offset, std::size_t len);
-
-// Field numbers in the order every layout stores them: x y z m vx vy vz ax ay az.
-enum BodyField : int { kX = 0, kY, kZ, kM, kVX, kVY, kVZ, kAX, kAY, kAZ };
-
-// Cost model: bytes per body that the memory system moves when consecutive threads touch the
-// fields [first, first + count) of consecutive bodies in this layout.
-//  soa, aosoa: exactly the fields (each field is its own coalesced array or 32-lane segment);
-//  float4:     whole 4-wide vectors (x y z m | vx vy vz - | ax ay az -);
-//  aos:        the 32-byte sectors of the 10-field records that the fields fall in.
-template <class View>
-double modelled_bytes_per_body(int first, int count) {
-  using T = typename View::scalar;
-  if constexpr (View::layout == Layout::AoS) {
-    return sector_bytes_per_record(10 * sizeof(T), std::size_t(first) * sizeof(T), std::size_t(count) * sizeof(T));
-  } else if constexpr (View::layout == Layout::Float4) {
-    int groups = 0;
-    for (int g = 0; g < 3; ++g) {
-      const int lo = g == 0 ? 0 : (g == 1 ? kVX : kAX), hi = g == 0 ? kVX : (g == 1 ? kAX : kAZ + 1);
-      if (first < hi && first + count > lo) ++groups;
-    }
-    return double(groups) * 4.0 * sizeof(T);
-  } else {
-    return double(count) * sizeof(T);
-  }
-}
+void launch_nbody_forces(const View& bodies, ForcePass pass, Tiling tiling, double eps2, double G,
+                         const NbodyTuning& tuning, double* psi, cudaStream_t stream, KernelRecord& rec);
 
 }  // namespace tiersim::cuda

@@ -2,6 +2,7 @@
 // kernels/physics/gravity.hpp) and the diagnostics reduction with CUB.
 #include <cuda_runtime.h>
 
+#include <bit>
 #include <cub/device/device_reduce.cuh>
 #include <string>
 #include <thrust/iterator/counting_iterator.h>
@@ -32,7 +33,7 @@ __global__ void __launch_bounds__(kStreamBlock) nbody_drift_kernel(const View v,
 
 int stream_grid(int n) { return (n + kStreamBlock - 1) / kStreamBlock; }
 
-// Per-body contributions; summed by CUB in double.
+// Per-body contributions; summed by CUB in double (a tree: rounding grows as log n, not n).
 struct DiagSums {
   double ke, pe, px, py, pz, lx, ly, lz, m;
 };
@@ -47,37 +48,27 @@ struct DiagSumOp {
 template <class View>
 struct DiagOfBody {
   View v;
-  const double* phi;
+  const double* psi;  // each pair's potential once (launch_nbody_forces): W = G sum_i m_i psi_i
   TIERSIM_HD DiagSums operator()(int i) const {
     const auto p = v.pos(i), u = v.vel(i);
     const double m = double(v.mass(i));
     const Vec3<double> r{double(p.x), double(p.y), double(p.z)}, w{double(u.x), double(u.y), double(u.z)};
     const Vec3<double> l = cross(r, w);
-    return {0.5 * m * dot(w, w), 0.5 * m * phi[i], m * w.x, m * w.y, m * w.z, m * l.x, m * l.y, m * l.z, m};
+    return {0.5 * m * dot(w, w), m * psi[i], m * w.x, m * w.y, m * w.z, m * l.x, m * l.y, m * l.z, m};
   }
 };
 
 template <class View>
 using DiagIter = thrust::transform_iterator<DiagOfBody<View>, thrust::counting_iterator<int>, DiagSums>;
 
+// Kick and drift: each reads two groups of fields (mask `read`) and writes one (mask `written`).
 template <class View>
-void fill_stream_record(KernelRecord& rec, const char* kernel, int n, int first_read, int count_read,
-                        int first_read2, int count_read2, int first_write, int count_write) {
+void fill_stream_record(KernelRecord& rec, const char* kernel, int n, unsigned read, unsigned written) {
   using T = typename View::scalar;
   const double nn = n;
   rec.kernel = kernel;
-  rec.bytes_compulsory = nn * double(count_read + count_read2 + count_write) * sizeof(T);
-  if constexpr (View::layout == Layout::AoS) {
-    // The two read ranges are adjacent in an AoS record (pos|m|vel or vel|acc): one span.
-    const int lo = std::min(first_read, first_read2);
-    const int hi = std::max(first_read + count_read, first_read2 + count_read2);
-    rec.bytes_modelled = nn * (modelled_bytes_per_body<View>(lo, hi - lo) +
-                               modelled_bytes_per_body<View>(first_write, count_write));
-  } else {
-    rec.bytes_modelled = nn * (modelled_bytes_per_body<View>(first_read, count_read) +
-                               modelled_bytes_per_body<View>(first_read2, count_read2) +
-                               modelled_bytes_per_body<View>(first_write, count_write));
-  }
+  rec.bytes_compulsory = nn * double(std::popcount(read) + std::popcount(written)) * sizeof(T);
+  rec.bytes_modelled = nn * (View::moved_bytes(read) + View::moved_bytes(written));
   rec.flops = 6.0 * nn;  // 3 FMA
   rec.work = nn;
   rec.work_unit = "bodies";
@@ -93,7 +84,7 @@ void launch_nbody_kick(const View& v, double dt, cudaStream_t stream, KernelReco
     TIERSIM_CUDA_CHECK_LAUNCH("nbody_kick_kernel", "n=" + std::to_string(v.n));
   }
   // reads vel and acc, writes vel
-  fill_stream_record<View>(rec, "nbody_kick", v.n, kVX, 3, kAX, 3, kVX, 3);
+  fill_stream_record<View>(rec, "nbody_kick", v.n, field_mask(kVX, 3) | field_mask(kAX, 3), field_mask(kVX, 3));
 }
 
 template <class View>
@@ -104,7 +95,7 @@ void launch_nbody_drift(const View& v, double dt, cudaStream_t stream, KernelRec
     TIERSIM_CUDA_CHECK_LAUNCH("nbody_drift_kernel", "n=" + std::to_string(v.n));
   }
   // reads pos and vel, writes pos
-  fill_stream_record<View>(rec, "nbody_drift", v.n, kX, 3, kVX, 3, kX, 3);
+  fill_stream_record<View>(rec, "nbody_drift", v.n, field_mask(kX, 3) | field_mask(kVX, 3), field_mask(kX, 3));
 }
 
 template <class View>
@@ -118,19 +109,35 @@ std::size_t nbody_diagnostics_scratch_bytes(int n) {
 }
 
 template <class View>
-NbodyDiagnostics reduce_nbody_diagnostics(const View& v, const double* phi, double G, void* scratch,
-                                          std::size_t scratch_bytes, cudaStream_t stream) {
-  NbodyDiagnostics out;
-  if (v.n == 0) return out;
+void launch_nbody_diagnostics(const View& v, const double* psi, void* scratch, std::size_t scratch_bytes,
+                              cudaStream_t stream, KernelRecord& rec) {
+  using T = typename View::scalar;
   auto* result = static_cast<DiagSums*>(scratch);
-  void* temp = static_cast<char*>(scratch) + align_up(sizeof(DiagSums), 256);
-  std::size_t temp_bytes = scratch_bytes - align_up(sizeof(DiagSums), 256);
-  DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{v, phi});
-  TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, v.n, DiagSumOp{}, DiagSums{}, stream),
-                     "diagnostics reduction, n=" + std::to_string(v.n));
+  if (v.n == 0) {
+    TIERSIM_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(DiagSums), stream), "diagnostics of no bodies");
+  } else {
+    void* temp = static_cast<char*>(scratch) + align_up(sizeof(DiagSums), 256);
+    std::size_t temp_bytes = scratch_bytes - align_up(sizeof(DiagSums), 256);
+    DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{v, psi});
+    TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, v.n, DiagSumOp{}, DiagSums{}, stream),
+                       "diagnostics reduction, n=" + std::to_string(v.n));
+  }
+  // Each body's position, velocity, mass and psi read once. Flops per body: kinetic energy 7,
+  // potential 2, momentum 6, angular momentum 15 (a cross product, 9, then m l summed, 6), mass 1.
+  const double n = v.n;
+  rec.kernel = "nbody_diagnostics";
+  rec.bytes_compulsory = n * (7.0 * sizeof(T) + sizeof(double));
+  rec.bytes_modelled = n * (View::moved_bytes(field_mask(kX, 7)) + sizeof(double));
+  rec.flops = 31.0 * n;
+  rec.work = n;
+  rec.work_unit = "bodies";
+}
+
+NbodyDiagnostics fetch_nbody_diagnostics(const void* scratch, double G, cudaStream_t stream) {
   DiagSums h{};
-  TIERSIM_CUDA_CHECK(cudaMemcpyAsync(&h, result, sizeof h, cudaMemcpyDeviceToHost, stream));
+  TIERSIM_CUDA_CHECK(cudaMemcpyAsync(&h, scratch, sizeof h, cudaMemcpyDeviceToHost, stream));
   TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream), "diagnostics reduction");
+  NbodyDiagnostics out;
   out.kinetic = h.ke;
   out.potential = G * h.pe;
   out.momentum = {h.px, h.py, h.pz};
@@ -139,20 +146,13 @@ NbodyDiagnostics reduce_nbody_diagnostics(const View& v, const double* phi, doub
   return out;
 }
 
-#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                                                         \
-  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&);                             \
-  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&);                            \
-  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                                                  \
-  template NbodyDiagnostics reduce_nbody_diagnostics<V>(const V&, const double*, double, void*, std::size_t,     \
-                                                        cudaStream_t);
-TIERSIM_INSTANTIATE_INTEGRATE(AoSView<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(SoAView<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(AoSoAView<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(Float4View<float>)
-TIERSIM_INSTANTIATE_INTEGRATE(AoSView<double>)
-TIERSIM_INSTANTIATE_INTEGRATE(SoAView<double>)
-TIERSIM_INSTANTIATE_INTEGRATE(AoSoAView<double>)
-TIERSIM_INSTANTIATE_INTEGRATE(Float4View<double>)
+#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                              \
+  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&);  \
+  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&); \
+  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                       \
+  template void launch_nbody_diagnostics<V>(const V&, const double*, void*, std::size_t, cudaStream_t, KernelRecord&);
+TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, float)
+TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, double)
 #undef TIERSIM_INSTANTIATE_INTEGRATE
 
 }  // namespace tiersim::cuda

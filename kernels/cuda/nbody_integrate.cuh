@@ -20,14 +20,18 @@ void launch_nbody_kick(const View& bodies, double dt, cudaStream_t stream, Kerne
 template <class View>
 void launch_nbody_drift(const View& bodies, double dt, cudaStream_t stream, KernelRecord& rec);
 
-// Device scratch needed by reduce_nbody_diagnostics for n bodies (CUB temporary storage + result).
+// Device scratch needed by the diagnostics reduction for n bodies (CUB temporary storage + result).
 template <class View>
 std::size_t nbody_diagnostics_scratch_bytes(int n);
 
-// Sums kinetic energy, potential energy (from phi, see launch_nbody_potential), momentum,
-// angular momentum and mass on the GPU (CUB), and copies only the 9 sums back.
+// Enqueues on `stream` the sums of kinetic energy, potential energy (sum_i m_i psi_i, psi from a
+// force pass with the potential: launch_nbody_forces), momentum, angular momentum and mass, in
+// double on the GPU (CUB), into `scratch`; rec gets the kernel name and cost model.
 template <class View>
-NbodyDiagnostics reduce_nbody_diagnostics(const View& bodies, const double* phi, double G, void* scratch,
-                                          std::size_t scratch_bytes, cudaStream_t stream);
+void launch_nbody_diagnostics(const View& bodies, const double* psi, void* scratch, std::size_t scratch_bytes,
+                              cudaStream_t stream, KernelRecord& rec);
+
+// Copies the 9 sums of the last launch_nbody_diagnostics back (waits for the stream).
+NbodyDiagnostics fetch_nbody_diagnostics(const void* scratch, double G, cudaStream_t stream);
 
 }  // namespace tiersim::cuda

@@ -19,9 +19,13 @@ __constant__ StencilCoeffs<double> c_coeffs_d;
 template <class T>
 __device__ __forceinline__ const StencilCoeffs<T>& const_coeffs();
 template <>
-__device__ __forceinline__ const StencilCoeffs<float>& const_coeffs<float>() { return c_coeffs_f; }
+__device__ __forceinline__ const StencilCoeffs<float>& const_coeffs<float>() {
+  return c_coeffs_f;
+}
 template <>
-__device__ __forceinline__ const StencilCoeffs<double>& const_coeffs<double>() { return c_coeffs_d; }
+__device__ __forceinline__ const StencilCoeffs<double>& const_coeffs<double>() {
+  return c_coeffs_d;
+}
 
 // Copies the table into this translation unit's bank.
 template <class T>

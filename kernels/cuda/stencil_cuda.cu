@@ -13,7 +13,8 @@
 // (one grid per field in each group), so that a window over either group plus the table, or over
 // everything, is one contiguous range. Two placements
 // (kernels/l2_window.hpp, StencilL2Target):
-//  - Output (default without a previous level: heat, Gray-Scott): retargeted every step, before the update, to the group being written
+//  - Output (default without a previous level: heat, Gray-Scott): retargeted every step, before the update, to the
+//  group being written
 //    (the next step's input). Measured on an H200 (docs/performance.md, "L2 persistence"):
 //    neutral (0.96-1.04x) while the group fits the carve-out, slower beyond: the lines made
 //    persisting one step are still persisting the next, so ping-pong asks for twice the
@@ -33,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/l2_window.cuh"
@@ -116,6 +118,14 @@ class StencilCuda final : public StencilEngine {
     return v;
   }
 
+  std::unique_ptr<CopyInFlight> stage(int field, void* dst) override {
+    check_field(field, std::size_t(p_.points()));
+    const std::size_t r = std::size_t(p_.radius);
+    return stager_.stage_box(grid_base(cur_[field]), sizeof(T), std::size_t(spec_.pitch), std::size_t(spec_.plane()),
+                             std::size_t(spec_.xoff), r, r, std::size_t(p_.nx), std::size_t(p_.ny), std::size_t(p_.nz),
+                             dst, "stencil field");
+  }
+
   void step(double dt) override {
     // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
     // overwrites, so every grid's halo is filled once (and again after an upload). The window
@@ -163,7 +173,8 @@ class StencilCuda final : public StencilEngine {
     r.kernel = info.kernel;
     cost(r, stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
          stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
-    if constexpr (Eq::kPreviousLevel) std::swap(cur_[0], cur_[1]);
+    if constexpr (Eq::kPreviousLevel)
+      std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
   }
@@ -179,7 +190,8 @@ class StencilCuda final : public StencilEngine {
   // One reduction over the field on the device; kFieldStatsPartials doubles per block come back.
   FieldStats stats(int field) override {
     check_field(field, std::size_t(p_.points()));
-    const int blocks = cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
+    const int blocks =
+        cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
     constexpr int np = cuda::kFieldStatsPartials;
     const std::vector<double> h = fetch_partials(std::size_t(blocks) * np);
     FieldStats st{0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
@@ -251,7 +263,8 @@ class StencilCuda final : public StencilEngine {
       l2_.target(grid_base(0), bytes, group_touched + sizeof(StencilCoeffs<T>));
       return;
     }
-    const std::size_t demand = (policy_ == StencilL2Target::OutputHalf ? 2 : 1) * group_touched + sizeof(StencilCoeffs<T>);
+    const std::size_t demand =
+        (policy_ == StencilL2Target::OutputHalf ? 2 : 1) * group_touched + sizeof(StencilCoeffs<T>);
     l2_.target(g < kFields ? grid_base(0) : static_cast<char*>(grid_base(kFields)) - coeff_slot_, bytes, demand);
   }
   // Bytes of one grid that kernels touch: interior plus halos, each row from the first to the
@@ -305,6 +318,7 @@ class StencilCuda final : public StencilEngine {
   cudaStream_t stream_ = owned_stream_.get();
   cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
+  cuda::Stager stager_{stream_};
 };
 
 }  // namespace

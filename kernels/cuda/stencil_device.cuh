@@ -58,7 +58,9 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool ok
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // Split cluster barrier (sm_90): arrive says "this block has started plane z", wait (one plane
 // later) holds a block that runs ahead of the slowest block of its cluster. Pacing only, no data
@@ -70,18 +72,25 @@ __device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.w
 #else
 #define TIERSIM_SM90_ASM(...) __trap()
 #endif
-__device__ __forceinline__ void cluster_arrive() { TIERSIM_SM90_ASM("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_arrive() {
+  TIERSIM_SM90_ASM("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
 __device__ __forceinline__ void cluster_wait() { TIERSIM_SM90_ASM("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 
 // Bulk tensor copy (TMA, sm_90) of one box global -> shared, completing on an mbarrier that
 // counts the bytes; one thread issues it, every thread waits on the barrier's phase.
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
   TIERSIM_SM90_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
-__device__ __forceinline__ void mbar_init_fence() { TIERSIM_SM90_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void mbar_init_fence() {
+  TIERSIM_SM90_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
 __device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  TIERSIM_SM90_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+  TIERSIM_SM90_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+                   : "memory");
 }
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   unsigned done = 1;
@@ -93,10 +102,11 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         : "memory");
   } while (!done);
 }
-__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, std::uint64_t* bar) {
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z,
+                                            std::uint64_t* bar) {
   TIERSIM_SM90_ASM(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-          smem_addr(dst)),
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_addr(dst)),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
       : "memory");
 }

@@ -32,7 +32,7 @@ namespace tiersim::cuda {
 // In fp32 these equations run the shapes the heat sweeps chose (docs/performance.md); a point
 // update with a few more flops leaves the kernels as memory-bound.
 template <class T, class Eq>
-constexpr bool kHeatTraffic = std::is_same_v<T, float> && Eq::kFields == 1 && !Eq::kPreviousLevel;
+constexpr bool kHeatTraffic = std::is_same_v<T, float>&& Eq::kFields == 1 && !Eq::kPreviousLevel;
 
 // Per family: one update with the shape the family chooses (R: stencil radius; CONST: the table
 // in __constant__ memory, else the global copy).
@@ -68,11 +68,11 @@ CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny,
                             int gz0, int box_x, int box_y);
 
 // The files with a __constant__ bank (stencil_coeff_bank.cuh): each fills its own.
-void upload_untiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);   // stencil_untiled.cu
+void upload_untiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);  // stencil_untiled.cu
 void upload_untiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);
-void upload_tiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);     // stencil_tiled_fp32.cu
-void upload_tiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);    // stencil_tiled_fp64.cu
-void upload_tuned_bank(const StencilCoeffs<float>& c, cudaStream_t s);     // stencil_tuned_fp32.cu
+void upload_tiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);         // stencil_tiled_fp32.cu
+void upload_tiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);        // stencil_tiled_fp64.cu
+void upload_tuned_bank(const StencilCoeffs<float>& c, cudaStream_t s);         // stencil_tuned_fp32.cu
 void upload_sweep_shapes_bank(const StencilCoeffs<float>& c, cudaStream_t s);  // stencil_sweep_shapes.cu
 
 }  // namespace tiersim::cuda

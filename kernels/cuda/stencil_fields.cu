@@ -116,7 +116,8 @@ void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s
     const long long n = b0.points() + b1.points();
     const int blocks = std::max(1, std::min(ceil_div(n, 256), 65535));
     halo_fill_kernel<T><<<blocks, 256, 0, s>>>(g, axis, b0, b1, bc, value);
-    TIERSIM_CUDA_CHECK_LAUNCH("halo_fill_kernel", "axis " + std::to_string(axis) + ", " + std::to_string(n) + " points");
+    TIERSIM_CUDA_CHECK_LAUNCH("halo_fill_kernel",
+                              "axis " + std::to_string(axis) + ", " + std::to_string(n) + " points");
   }
 }
 
@@ -133,10 +134,18 @@ int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const Sten
                        double inv_dt, double* partials, int max_blocks, cudaStream_t s) {
   const int blocks = reduce_blocks(u.interior_points(), max_blocks);
   switch (u.r) {
-    case 1: wave_energy_kernel<T, 1><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials); break;
-    case 2: wave_energy_kernel<T, 2><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials); break;
-    case 3: wave_energy_kernel<T, 3><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials); break;
-    default: wave_energy_kernel<T, 4><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials); break;
+    case 1:
+      wave_energy_kernel<T, 1><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      break;
+    case 2:
+      wave_energy_kernel<T, 2><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      break;
+    case 3:
+      wave_energy_kernel<T, 3><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      break;
+    default:
+      wave_energy_kernel<T, 4><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      break;
   }
   TIERSIM_CUDA_CHECK_LAUNCH("wave_energy_kernel", std::to_string(blocks) + " blocks");
   return blocks;
@@ -148,17 +157,17 @@ void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaSt
   TIERSIM_CUDA_CHECK_LAUNCH("add_point_kernel", "source point");
 }
 
-#define TIERSIM_STENCIL_INSTANTIATE(T)                                                                          \
-  template void upload_constant_coeffs<T>(const StencilCoeffs<T>&, cudaStream_t);                              \
-  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);                           \
-  template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                         \
-  template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double, \
+#define TIERSIM_STENCIL_INSTANTIATE(T)                                                \
+  template void upload_constant_coeffs<T>(const StencilCoeffs<T>&, cudaStream_t);     \
+  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);   \
+  template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t); \
+  template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double,
 
-#define TIERSIM_STENCIL_FIELD_KERNELS(T)                                                                        \
-  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);                           \
-  template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                         \
-  template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double, \
-                                     double, double*, int, cudaStream_t);                                     \
+#define TIERSIM_STENCIL_FIELD_KERNELS(T)                                                                              \
+  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);                                   \
+  template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                                 \
+  template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double, double, \
+                                     double*, int, cudaStream_t);                                                     \
   template void launch_add_point<T>(const GridView<T>&, int, int, int, T, cudaStream_t);
 TIERSIM_STENCIL_FIELD_KERNELS(float)
 TIERSIM_STENCIL_FIELD_KERNELS(double)

@@ -26,7 +26,7 @@ struct StencilLaunch {
   const T* prev = nullptr;
   int xlimit = 0;  // pitch - xoff: a 16-byte vector starting at x < xlimit lies inside its row
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
-  typename Eq::template Params<T> params{};  // Eq::params<T>(constants, dt)
+  typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
 
 struct StencilLaunchInfo {
@@ -58,8 +58,8 @@ int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, c
 // Per-block partial sums of the leapfrog energy density (see StencilEngine::wave_energy): one
 // double per block.
 template <class T>
-int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* coeffs_global,
-                       double c2, double inv_dt, double* partials, int max_blocks, cudaStream_t s);
+int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* coeffs_global, double c2,
+                       double inv_dt, double* partials, int max_blocks, cudaStream_t s);
 
 template <class T>
 void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaStream_t s);

@@ -107,8 +107,8 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
     for (int i = 0; i < PF; ++i)
 #pragma unroll
       for (int r = 0; r < RY; ++r)
-        upq[i][r] = y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz)
-                                                               : zero16<T>();
+        upq[i][r] =
+            y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz) : zero16<T>();
   }
 
   int b = 0;  // buffer of plane z: (z - z0) mod NB
@@ -116,7 +116,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
 #pragma unroll
     for (int s = 0; s < Q; ++s) {
       const int z = zb + s;
-      if (z >= z1) break;  // block-uniform
+      if (z >= z1) break;         // block-uniform
       const int c = (R + s) % Q;  // slot of plane z
       // Loads for later planes first, so that they are in flight while this plane is computed.
       V<T> nq[NS][RY];
@@ -133,8 +133,8 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int r = 0; r < RY; ++r)
-          upn[r] = y0 + r < a.ny && x0 < a.nx && z + PF < z1 ? ld16(a.prev + off + r * sy + (z + PF) * sz)
-                                                             : zero16<T>();
+          upn[r] =
+              y0 + r < a.ny && x0 < a.nx && z + PF < z1 ? ld16(a.prev + off + r * sy + (z + PF) * sz) : zero16<T>();
       }
 
       cp_async_wait_group<PF - 1>();  // this plane's halo; the PF - 1 later planes may still fly
@@ -171,11 +171,13 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
 }
 
 template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY, int MINB>
-__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1) stencil_shared_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
-  if constexpr (CONST) shared_body<T, R, Eq, BY, PF, RY>(a, const_coeffs<T>());
-  else shared_body<T, R, Eq, BY, PF, RY>(a, *gco);
+__global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
+    stencil_shared_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
+  if constexpr (CONST)
+    shared_body<T, R, Eq, BY, PF, RY>(a, const_coeffs<T>());
+  else
+    shared_body<T, R, Eq, BY, PF, RY>(a, *gco);
 }
-
 
 // One update with this shape: the tile's shared memory, z chunks for about two waves of blocks.
 template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY = 1, int MINB = 0>

@@ -29,10 +29,10 @@ namespace {
 template <class T, int R, int NS, int BY, int P, int RY, bool TMA = false>
 struct Ring {
   using K = Tile<T, R, NS, BY, 1, RY>;
-  static constexpr int D = R + P;                       // planes copied ahead of the current one
-  static constexpr int NB = D + 1;                      // ring buffers
-  static constexpr int Q = 2 * R + 1;                   // register queue
-  static constexpr int NRW = (K::ROWS + BY - 1) / BY;   // rows copied per warp and plane
+  static constexpr int D = R + P;                      // planes copied ahead of the current one
+  static constexpr int NB = D + 1;                     // ring buffers
+  static constexpr int Q = 2 * R + 1;                  // register queue
+  static constexpr int NRW = (K::ROWS + BY - 1) / BY;  // rows copied per warp and plane
   // One field's plane, rounded up to 128 bytes (a bulk tensor copy's destination alignment).
   static constexpr int FS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
   static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FS * sizeof(T);
@@ -84,7 +84,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
         mbar_expect_tx(bars + b, NS * G::box_bytes);
 #pragma unroll
         for (int f = 0; f < NS; ++f)
-          tma_load_3d(smem + b * kBuf + f * FS, &maps.m[f], a.gx0 + bx0 - XH * VW, a.gy0 + by0 - R, a.gz0 + z, bars + b);
+          tma_load_3d(smem + b * kBuf + f * FS, &maps.m[f], a.gx0 + bx0 - XH * VW, a.gy0 + by0 - R, a.gz0 + z,
+                      bars + b);
       }
       return;
     }
@@ -143,8 +144,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
     for (int i = 0; i < UP; ++i)
 #pragma unroll
       for (int r = 0; r < RY; ++r)
-        upq[i][r] = y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz)
-                                                               : zero16<T>();
+        upq[i][r] =
+            y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz) : zero16<T>();
   }
 
   int b = 0;  // buffer of plane z: (z - z0) mod NB
@@ -152,17 +153,17 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 #pragma unroll
     for (int s = 0; s < Q; ++s) {
       const int z = zb + s;
-      if (z >= z1) break;  // block-uniform
+      if (z >= z1) break;         // block-uniform
       const int c = (R + s) % Q;  // slot of plane z
       V<T> upn[RY];
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int r = 0; r < RY; ++r)
-          upn[r] = y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? ld16(a.prev + off + r * sy + (z + UP) * sz)
-                                                             : zero16<T>();
+          upn[r] =
+              y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? ld16(a.prev + off + r * sy + (z + UP) * sz) : zero16<T>();
       }
       const int bn = b + R >= NB ? b + R - NB : b + R;  // buffer of plane z + R
-      if (a.pace && z > z0) cluster_wait();  // every block of the cluster has started plane z - 1
+      if (a.pace && z > z0) cluster_wait();             // every block of the cluster has started plane z - 1
       if constexpr (TMA) {
         mbar_wait(bars + bn, (phase >> bn) & 1u);  // plane z + R has landed
         phase ^= 1u << bn;
@@ -202,10 +203,11 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
 __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
     stencil_ring_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco, const __grid_constant__ TmaMaps maps) {
-  if constexpr (CONST) ring_body<T, R, Eq, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
-  else ring_body<T, R, Eq, BY, P, RY, TMA>(a, *gco, maps);
+  if constexpr (CONST)
+    ring_body<T, R, Eq, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
+  else
+    ring_body<T, R, Eq, BY, P, RY, TMA>(a, *gco, maps);
 }
-
 
 // One update with this shape, in clusters of cx x cy tiles where the device can place them.
 template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB = 0, bool TMA = false>
@@ -219,7 +221,8 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
     if (l.cc_major < 9) throw Error("stencil: the bulk tensor copy kernel needs a Hopper GPU (compute capability 9.0)");
     a.gx0 = int(a.sy) - a.xlimit, a.gy0 = l.in[0].r, a.gz0 = l.in[0].r;
     for (int f = 0; f < K::NS; ++f)
-      maps.m[f] = encode_grid_map(f ? a.in1 : a.in0, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS);
+      maps.m[f] =
+          encode_grid_map(f ? a.in1 : a.in0, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS);
   }
   static bool configured = false;
   if (!configured) {
@@ -272,8 +275,8 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   // prologue, whole vectors); writes once; the previous level (the wave's u(t - dt)) once.
   const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
   const double blocks_xy = double(grid.x) * grid.y;
-  const double reads = double(K::NS) * blocks_xy *
-                       ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
+  const double reads =
+      double(K::NS) * blocks_xy * ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
   const double pts = double(a.nx) * a.ny * a.nz;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T)};

@@ -19,8 +19,9 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
 #if TIERSIM_STENCIL_SWEEP_SHAPES
         return launch_sweep_shape<R, CONST>(l, shape, s);
 #else
-        throw Error("TIERSIM_STENCIL_SHAPE is set, but this build has no sweep shapes (configure with "
-                    "-DTIERSIM_STENCIL_SWEEP_SHAPES=ON)");
+        throw Error(
+            "TIERSIM_STENCIL_SHAPE is set, but this build has no sweep shapes (configure with "
+            "-DTIERSIM_STENCIL_SWEEP_SHAPES=ON)");
 #endif
       }
     }
@@ -33,13 +34,18 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // Hopper: no clusters, and R = 4 falls back to the cp.async ring.
     if constexpr (std::is_same_v<Eq, equations::Heat>)
       if (l.tuning.block_y || l.tuning.prefetch)
-        return launch_tuned<R, CONST>(l, l.tuning.block_y ? l.tuning.block_y : 8, l.tuning.prefetch ? l.tuning.prefetch : 4,
-                                      s);
-    if constexpr (R == 1) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 0>(l, s);
-    else if constexpr (R == 2) return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s, 1, 2);
-    else if constexpr (R == 3) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s, 1, 2);
-    else if (l.cc_major >= 9) return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
-    else return launch_ring<T, R, Eq, CONST, 8, 4, 4>(l, s);
+        return launch_tuned<R, CONST>(l, l.tuning.block_y ? l.tuning.block_y : 8,
+                                      l.tuning.prefetch ? l.tuning.prefetch : 4, s);
+    if constexpr (R == 1)
+      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 0>(l, s);
+    else if constexpr (R == 2)
+      return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s, 1, 2);
+    else if constexpr (R == 3)
+      return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s, 1, 2);
+    else if (l.cc_major >= 9)
+      return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
+    else
+      return launch_ring<T, R, Eq, CONST, 8, 4, 4>(l, s);
   } else {
     // Tile shape, from the sweeps in docs/performance.md (H200, heat fp32, 512^3). fp64 and two
     // fields: 8 warps (16 would cap the registers at 128 and spill at R = 4).
@@ -55,9 +61,8 @@ namespace {
 // stencil_families.cuh).
 template <class T, class Eq>
 auto tiled_variants_of() {
-  return std::make_tuple(&launch_tiled<T, Eq, 1, true>, &launch_tiled<T, Eq, 1, false>,
-                         &launch_tiled<T, Eq, 2, true>, &launch_tiled<T, Eq, 2, false>,
-                         &launch_tiled<T, Eq, 3, true>, &launch_tiled<T, Eq, 3, false>,
+  return std::make_tuple(&launch_tiled<T, Eq, 1, true>, &launch_tiled<T, Eq, 1, false>, &launch_tiled<T, Eq, 2, true>,
+                         &launch_tiled<T, Eq, 2, false>, &launch_tiled<T, Eq, 3, true>, &launch_tiled<T, Eq, 3, false>,
                          &launch_tiled<T, Eq, 4, true>, &launch_tiled<T, Eq, 4, false>);
 }
 template <class T, class... Eqs>

@@ -13,10 +13,12 @@ StencilLaunchInfo launch_sweep_shape(const StencilLaunch<float, equations::Heat>
                                      cudaStream_t s) {
   using T = float;
   using Eq = equations::Heat;
-#define TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)                                                     \
-  if (e.kernel == K_ && e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) {            \
-    if constexpr (K_ == 0) return launch_prefetch<T, R, Eq, CONST, BY_, PF_, RY_, MB_>(l, s);     \
-    else return launch_ring<T, R, Eq, CONST, BY_, PF_, RY_, MB_, K_ == 2>(l, s, e.cx, e.cy);      \
+#define TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)                                             \
+  if (e.kernel == K_ && e.by == BY_ && e.pf == PF_ && e.ry == RY_ && e.minb == MB_) {     \
+    if constexpr (K_ == 0)                                                                \
+      return launch_prefetch<T, R, Eq, CONST, BY_, PF_, RY_, MB_>(l, s);                  \
+    else                                                                                  \
+      return launch_ring<T, R, Eq, CONST, BY_, PF_, RY_, MB_, K_ == 2>(l, s, e.cx, e.cy); \
   }
   TIERSIM_SHAPE(0, 8, 2, 1, 0)
   TIERSIM_SHAPE(0, 4, 2, 2, 0)

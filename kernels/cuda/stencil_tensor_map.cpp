@@ -17,7 +17,8 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     cudaDriverEntryPointQueryResult q{};
     TIERSIM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q),
                        "cuTensorMapEncodeTiled");
-    if (q != cudaDriverEntryPointSuccess || !f) throw Error("the driver has no cuTensorMapEncodeTiled (bulk tensor copy)");
+    if (q != cudaDriverEntryPointSuccess || !f)
+      throw Error("the driver has no cuTensorMapEncodeTiled (bulk tensor copy)");
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
   }();
   return fn;
@@ -52,11 +53,12 @@ CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny,
   const cuuint32_t box[3] = {cuuint32_t(box_x), cuuint32_t(box_y), 1};
   const cuuint32_t elem[3] = {1, 1, 1};
   CUtensorMap m;
-  const CUresult e = tensor_map_encoder()(
-      &m, sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
-      const_cast<T*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-      tma_l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (e != CUDA_SUCCESS) throw Error("stencil: tensor map for the bulk tensor copy refused (CUresult " + std::to_string(int(e)) + ")");
+  const CUresult e =
+      tensor_map_encoder()(&m, sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
+                           const_cast<T*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                           CU_TENSOR_MAP_SWIZZLE_NONE, tma_l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (e != CUDA_SUCCESS)
+    throw Error("stencil: tensor map for the bulk tensor copy refused (CUresult " + std::to_string(int(e)) + ")");
   return m;
 }
 

@@ -29,7 +29,7 @@ struct Args {
   T* out0;
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
-  int pace;  // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
+  int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
   typename Eq::template Params<T> prm;
@@ -60,11 +60,11 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
 #pragma nv_diag_suppress 177
 template <class T, int R, int NS_, int BY, int PF, int RY>
 struct Tile {
-  static constexpr int VW = V<T>::n;                 // points per thread and row (one 16-byte vector)
-  static constexpr int TX = 32 * VW;                 // tile width in points
-  static constexpr int TY = BY * RY;                 // tile height in rows
-  static constexpr int XH = (R + VW - 1) / VW;       // halo vectors per side in x
-  static constexpr int SW = TX + 2 * XH * VW;        // shared row width in points
+  static constexpr int VW = V<T>::n;            // points per thread and row (one 16-byte vector)
+  static constexpr int TX = 32 * VW;            // tile width in points
+  static constexpr int TY = BY * RY;            // tile height in rows
+  static constexpr int XH = (R + VW - 1) / VW;  // halo vectors per side in x
+  static constexpr int SW = TX + 2 * XH * VW;   // shared row width in points
   static constexpr int ROWS = TY + 2 * R;
   static constexpr int NS = NS_;                     // fields read with halos
   static constexpr int Q = 2 * R + PF;               // register queue: planes z-R .. z+R+PF-1
@@ -125,8 +125,8 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
 // edge); off: this thread's first point in its plane, sy and sz: the strides.
 template <class T, class Eq, int RY, int Q>
 __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
-                                                 const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY],
-                                                 int x0, int y0, long long off, int z, long long sy, long long sz) {
+                                                 const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
+                                                 int y0, long long off, int z, long long sy, long long sz) {
   constexpr int NS = Eq::kFields, VW = V<T>::n;
 #pragma unroll
   for (int r = 0; r < RY; ++r) {

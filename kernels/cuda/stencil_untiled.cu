@@ -38,9 +38,12 @@ __device__ __forceinline__ void none_body(const Args<T, Eq>& a, const C& co) {
 }
 
 template <class T, int R, class Eq, bool CONST>
-__global__ void __launch_bounds__(32 * kNoneBY) stencil_none_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
-  if constexpr (CONST) none_body<T, R, Eq>(a, const_coeffs<T>());
-  else none_body<T, R, Eq>(a, *gco);
+__global__ void __launch_bounds__(32 * kNoneBY)
+    stencil_none_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
+  if constexpr (CONST)
+    none_body<T, R, Eq>(a, const_coeffs<T>());
+  else
+    none_body<T, R, Eq>(a, *gco);
 }
 
 template <class T, class Eq>

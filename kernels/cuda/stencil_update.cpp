@@ -24,11 +24,16 @@ StencilLaunchInfo launch_r(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
 template <class T, class Eq>
 StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   switch (l.radius) {
-    case 1: return launch_r<T, Eq, 1>(l, s);
-    case 2: return launch_r<T, Eq, 2>(l, s);
-    case 3: return launch_r<T, Eq, 3>(l, s);
-    case 4: return launch_r<T, Eq, 4>(l, s);
-    default: throw Error("stencil radius must be 1..4, not " + std::to_string(l.radius));
+    case 1:
+      return launch_r<T, Eq, 1>(l, s);
+    case 2:
+      return launch_r<T, Eq, 2>(l, s);
+    case 3:
+      return launch_r<T, Eq, 3>(l, s);
+    case 4:
+      return launch_r<T, Eq, 4>(l, s);
+    default:
+      throw Error("stencil radius must be 1..4, not " + std::to_string(l.radius));
   }
 }
 

@@ -4,7 +4,6 @@
 
 namespace tiersim {
 
-
 L2Support l2_persistence_support() {
   L2Support s;
   s.why_not = "built without CUDA";

@@ -77,15 +77,15 @@ enum class KeyKind { Int, Float, String, Bool };
 // conditions) carry their default as TOML text.
 template <class Constants>
 struct EquationKey {
-  using Member = double Constants::*;       // (an alias: nvcc's host code would parenthesise the declarator)
-  const char* key;                          // "section.name"
+  using Member = double Constants::*;  // (an alias: nvcc's host code would parenthesise the declarator)
+  const char* key;                     // "section.name"
   KeyKind kind;
-  const char* doc;                          // one line for the README table
-  Member constant = nullptr;                // the member this key sets
-  const char* default_value = nullptr;      // TOML text; nullptr: from Constants{} (constant keys)
-  double min = -1e308, max = 1e308;         // numeric range (inclusive unless min_exclusive)
+  const char* doc;                      // one line for the README table
+  Member constant = nullptr;            // the member this key sets
+  const char* default_value = nullptr;  // TOML text; nullptr: from Constants{} (constant keys)
+  double min = -1e308, max = 1e308;     // numeric range (inclusive unless min_exclusive)
   bool min_exclusive = false;
-  const char* choices = nullptr;            // String keys: "a|b|c"
+  const char* choices = nullptr;  // String keys: "a|b|c"
 };
 
 // "%.6g", as refusals and descriptions print numbers.

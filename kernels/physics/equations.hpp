@@ -87,8 +87,7 @@ struct EquationList {
 
 // The list. A new equation: its traits header, included above, and its type here (the Equation
 // name below is a convenience for code and tests that name one).
-using StencilEquations =
-    EquationList<equations::Heat, equations::Wave, equations::GrayScott, equations::AllenCahn>;
+using StencilEquations = EquationList<equations::Heat, equations::Wave, equations::GrayScott, equations::AllenCahn>;
 
 // An equation at run time: its position in StencilEquations.
 enum class Equation : int {

@@ -58,6 +58,22 @@ TIERSIM_HD inline void accumulate_pair(Vec3<T> ri, Vec4<T> rj_m, T eps2, Vec3<T>
   acc.z = fma_hd(dz, s, acc.z);
 }
 
+// accumulate_pair, and also m_j / sqrt(r2 + eps2): the force forms that product first anyway
+// (s = ((m_j inv) inv) inv), so the caller gets the pair's potential for one add. The operations
+// on acc are accumulate_pair's, in the same order: the accelerations are the same bit for bit.
+template <class T>
+TIERSIM_HD inline T accumulate_pair_potential(Vec3<T> ri, Vec4<T> rj_m, T eps2, Vec3<T>& acc) {
+  const T dx = rj_m.x - ri.x, dy = rj_m.y - ri.y, dz = rj_m.z - ri.z;
+  const T r2 = fma_hd(dx, dx, fma_hd(dy, dy, fma_hd(dz, dz, eps2)));
+  const T inv = rsqrt_hd(r2);
+  const T m_inv = rj_m.w * inv;
+  const T s = m_inv * inv * inv;
+  acc.x = fma_hd(dx, s, acc.x);
+  acc.y = fma_hd(dy, s, acc.y);
+  acc.z = fma_hd(dz, s, acc.z);
+  return m_inv;
+}
+
 // The eps^2 the force loops use. A softening of 0 (exact Kepler orbits) becomes 1e-20, far
 // below any separation that matters, so that the self-interaction still contributes exactly
 // 0 * finite = 0 and no loop needs an i != j branch (1e-20 and its rsqrt^3 stay normal in fp32).
@@ -76,6 +92,10 @@ TIERSIM_HD inline T pair_potential(Vec3<T> ri, Vec4<T> rj_m, T eps2) {
 
 // Flops counted per interaction in every report (the conventional figure, as in the CUDA samples).
 inline constexpr double kFlopsPerInteraction = 20.0;
+// Flops per pair term of a potential-only pass: 3 differences, 3 FMAs (6), the reciprocal square
+// root (1), the product with the mass (1) and the sum (1). A force pass that also sums the
+// potential adds 1 per term (the sum; the product is the force's).
+inline constexpr double kPotentialFlopsPerPair = 12.0;
 
 // Leapfrog kick-drift-kick, per body.
 template <class T>

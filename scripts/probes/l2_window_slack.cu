@@ -31,13 +31,13 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                    \
-  do {                                                                           \
-    cudaError_t e = (x);                                                         \
-    if (e != cudaSuccess) {                                                      \
-      printf("%s: %s\n", #x, cudaGetErrorString(e));                             \
-      exit(1);                                                                   \
-    }                                                                            \
+#define CK(x)                                        \
+  do {                                               \
+    cudaError_t e = (x);                             \
+    if (e != cudaSuccess) {                          \
+      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      exit(1);                                       \
+    }                                                \
   } while (0)
 
 // One thread per (x, y) column, marching a z chunk; R = 1. body(o, v, lap) per interior point.
@@ -51,8 +51,8 @@ __device__ void march(const float* __restrict__ u, int n, Body body) {
   for (int z = z0; z < z1; ++z) {
     long long o = x + y * sy + z * sz;
     float v = __ldg(u + o);
-    float lap = __ldg(u + o + 1) + __ldg(u + o - 1) + __ldg(u + o + sy) + __ldg(u + o - sy) +
-                __ldg(u + o + sz) + __ldg(u + o - sz) - 6.f * v;
+    float lap = __ldg(u + o + 1) + __ldg(u + o - 1) + __ldg(u + o + sy) + __ldg(u + o - sy) + __ldg(u + o + sz) +
+                __ldg(u + o - sz) - 6.f * v;
     body(o, v, lap);
   }
 }
@@ -67,8 +67,7 @@ __global__ void wave(const float* __restrict__ u, float* prev, const float* __re
 
 // Grid-stride over S (float4), P (float4) re-read every nP elements.
 __global__ void guide(const float4* __restrict__ P, float4* S, long long nS, long long nP) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nS;
-       i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nS; i += (long long)gridDim.x * blockDim.x) {
     float4 p = __ldg(P + i % nP), s = S[i];
     S[i] = make_float4(s.x + p.x, s.y + p.y, s.z + p.z, s.w + p.w);
   }
@@ -79,7 +78,7 @@ struct Variant {
   bool carve_max;  // carve-out at the device maximum (else: min(hot, max), rounded by the driver)
   double fill;     // hitRatio = fill * carve / hot (capped at 1); 0: carve-out only, no window
   bool window;
-  int ways = 0;    // > 0: carve-out of exactly this many sixteenths of the L2 (one way each)
+  int ways = 0;  // > 0: carve-out of exactly this many sixteenths of the L2 (one way each)
 };
 
 static cudaDeviceProp prop;
@@ -89,8 +88,8 @@ static cudaEvent_t ev0, ev1;
 // Sets the variant up on `stream`; returns {carve granted, hitRatio}.
 static std::pair<size_t, double> apply(const Variant& v, void* hot, size_t hot_bytes) {
   size_t want = v.ways        ? size_t(prop.l2CacheSize) / 16 * v.ways
-                 : v.carve_max ? size_t(prop.persistingL2CacheMaxSize)
-                               : std::min(hot_bytes, size_t(prop.persistingL2CacheMaxSize));
+                : v.carve_max ? size_t(prop.persistingL2CacheMaxSize)
+                              : std::min(hot_bytes, size_t(prop.persistingL2CacheMaxSize));
   want = std::min(want, size_t(prop.persistingL2CacheMaxSize));
   CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, want));
   size_t got = 0;
@@ -121,8 +120,8 @@ static void reset() {
 
 struct Case {
   std::string kind;
-  int n = 0;           // grid edge (heat, wave)
-  size_t mb = 0;       // hot MB (guide)
+  int n = 0;      // grid edge (heat, wave)
+  size_t mb = 0;  // hot MB (guide)
   size_t hot_bytes = 0, total_bytes = 0;
   float *a = nullptr, *b = nullptr, *m = nullptr;
   void* hot = nullptr;
@@ -167,7 +166,7 @@ struct Case {
   void launch() {
     if (kind == "guide") {
       guide<<<prop.multiProcessorCount * 8, 256, 0, stream>>>(reinterpret_cast<float4*>(a),
-                                                                reinterpret_cast<float4*>(b), nS, nP);
+                                                              reinterpret_cast<float4*>(b), nS, nP);
       return;
     }
     dim3 grid((n - 2 + 31) / 32, (n - 2 + 7) / 8,
@@ -214,9 +213,8 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreate(&stream));
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
-  printf("%s: L2 %.2f MB, persisting max %.2f MB, window max %.2f MB\n", prop.name,
-         prop.l2CacheSize / 1e6, prop.persistingL2CacheMaxSize / 1e6,
-         prop.accessPolicyMaxWindowSize / 1e6);
+  printf("%s: L2 %.2f MB, persisting max %.2f MB, window max %.2f MB\n", prop.name, prop.l2CacheSize / 1e6,
+         prop.persistingL2CacheMaxSize / 1e6, prop.accessPolicyMaxWindowSize / 1e6);
   if (argc >= 5 && !strcmp(argv[1], "one")) {
     Case c;
     c.make(argv[2], atoi(argv[3]));
@@ -229,10 +227,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   printf("kind size hot_MB total_MB off_us | variant: carve_MB hit us speedup ...\n");
-  struct Sweep { const char* kind; std::vector<int> sizes; };
-  std::vector<Sweep> sweeps = {{"heat", {160, 168, 176, 184, 192, 200, 208, 256}},
-                               {"wave", {160, 176, 192}},
-                               {"guide", {8, 16, 24, 32}}};
+  struct Sweep {
+    const char* kind;
+    std::vector<int> sizes;
+  };
+  std::vector<Sweep> sweeps = {
+      {"heat", {160, 168, 176, 184, 192, 200, 208, 256}}, {"wave", {160, 176, 192}}, {"guide", {8, 16, 24, 32}}};
   for (auto& s : sweeps)
     for (int size : s.sizes) {
       Case c;

@@ -48,7 +48,8 @@ TEST(HardwareCounters, ProbeCopyDramBytesWithinTenPercent) {
 
   // 1 GiB, or 16 x L2 where L2 is larger; both buffers must fit with room to spare.
   std::size_t bytes = std::max<std::size_t>(std::size_t{1} << 30, 16 * d.l2_bytes);
-  if (d.free_mem > 0 && 3 * bytes > d.free_mem) GTEST_SKIP() << "not enough free device memory for 2 x " << bytes << " bytes";
+  if (d.free_mem > 0 && 3 * bytes > d.free_mem)
+    GTEST_SKIP() << "not enough free device memory for 2 x " << bytes << " bytes";
 
   counters->begin();
   const double event_ms = run_counter_probe_copy(bytes);

@@ -25,12 +25,12 @@ using namespace tiersim;
 
 namespace {
 
-#define SKIP_WITHOUT_L2_PERSISTENCE()                                                         \
-  do {                                                                                        \
-    const DeviceInfo d_ = query_device();                                                     \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;                          \
-    const L2Support s_ = l2_persistence_support();                                            \
-    if (!s_.supported) GTEST_SKIP() << "no L2 persistence on this device: " << s_.why_not;    \
+#define SKIP_WITHOUT_L2_PERSISTENCE()                                                      \
+  do {                                                                                     \
+    const DeviceInfo d_ = query_device();                                                  \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;                       \
+    const L2Support s_ = l2_persistence_support();                                         \
+    if (!s_.supported) GTEST_SKIP() << "no L2 persistence on this device: " << s_.why_not; \
   } while (0)
 
 std::vector<double> random_field(std::int64_t n, unsigned seed) {
@@ -200,21 +200,21 @@ TEST(L2Window, WaveWindowStaysOnOneBufferWithSlack) {
 TEST(L2Window, ResultsAreTheSameWithTheWindowOnOrOff) {
   SKIP_WITHOUT_L2_PERSISTENCE();
   for (StencilL2Target t : {StencilL2Target::Pair, StencilL2Target::Output, StencilL2Target::Fixed})
-  for (Equation eq : {Equation::Heat, Equation::Wave, Equation::GrayScott}) {
-    const Tuning tuning = placed(t);
-    const StencilProblem p = cube(eq, 72);
-    const double dt = stable_dt(p);
-    auto off = stencil_engine(p, L2Persist::Off, tuning);
-    auto on = stencil_engine(p, L2Persist::On, tuning);
-    for (int s = 0; s < 5; ++s) off->step(dt), on->step(dt);
-    for (int f = 0; f < stencil_field_count(eq); ++f) {
-      const std::vector<double> a = off->download(f), b = on->download(f);
-      ASSERT_EQ(a.size(), b.size());
-      std::size_t diff = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) diff += !(a[i] == b[i]);
-      EXPECT_EQ(diff, 0u) << name(eq) << " field " << f << ": a cache policy must not change a result";
+    for (Equation eq : {Equation::Heat, Equation::Wave, Equation::GrayScott}) {
+      const Tuning tuning = placed(t);
+      const StencilProblem p = cube(eq, 72);
+      const double dt = stable_dt(p);
+      auto off = stencil_engine(p, L2Persist::Off, tuning);
+      auto on = stencil_engine(p, L2Persist::On, tuning);
+      for (int s = 0; s < 5; ++s) off->step(dt), on->step(dt);
+      for (int f = 0; f < stencil_field_count(eq); ++f) {
+        const std::vector<double> a = off->download(f), b = on->download(f);
+        ASSERT_EQ(a.size(), b.size());
+        std::size_t diff = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) diff += !(a[i] == b[i]);
+        EXPECT_EQ(diff, 0u) << name(eq) << " field " << f << ": a cache policy must not change a result";
+      }
     }
-  }
 }
 
 TEST(L2Window, GrayScottWindowCoversBothOutputs) {
@@ -327,8 +327,10 @@ TEST(L2Window, KernelTimingEveryNthStep) {
   const std::vector<KernelRecord> recs = e->take_records();
   ASSERT_EQ(recs.size(), 12u);  // halo fill + update per step
   for (const KernelRecord& r : recs) {
-    if (r.step % 3 == 0) EXPECT_GT(r.ms, 0.0) << r.kernel << " at step " << r.step;
-    else EXPECT_EQ(r.ms, 0.0) << r.kernel << " at step " << r.step << ": not a timed step";
+    if (r.step % 3 == 0)
+      EXPECT_GT(r.ms, 0.0) << r.kernel << " at step " << r.step;
+    else
+      EXPECT_EQ(r.ms, 0.0) << r.kernel << " at step " << r.step << ": not a timed step";
   }
 }
 
@@ -355,9 +357,10 @@ TEST(L2Window, NothingPersistsAfterTheRun) {
   const double control = l2_read_probe_ms(probe_bytes, 15);
   l2_cleanup_after_control(prev);
   const double cleaned = l2_read_probe_ms(probe_bytes, 15);
-  std::printf("[ l2 probe ] read %.1f MB x 20 passes: before %.4f ms, after the run %.4f ms (%.3fx), "
-              "with persisting lines left behind %.4f ms (%.3fx), after cleaning them %.4f ms\n",
-              double(probe_bytes) / 1e6, before, after, after / before, control, control / before, cleaned);
+  std::printf(
+      "[ l2 probe ] read %.1f MB x 20 passes: before %.4f ms, after the run %.4f ms (%.3fx), "
+      "with persisting lines left behind %.4f ms (%.3fx), after cleaning them %.4f ms\n",
+      double(probe_bytes) / 1e6, before, after, after / before, control, control / before, cleaned);
   RecordProperty("probe_before_ms", std::to_string(before));
   RecordProperty("probe_after_ms", std::to_string(after));
   RecordProperty("probe_control_ms", std::to_string(control));

@@ -24,10 +24,10 @@
 namespace tiersim {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                         \
-    const DeviceInfo d_ = query_device();                                      \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;           \
+#define SKIP_WITHOUT_GPU()                                           \
+  do {                                                               \
+    const DeviceInfo d_ = query_device();                            \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
   } while (0)
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -83,7 +83,10 @@ std::vector<Vec3<double>> reference_acc(const Bodies& b, const std::vector<int>&
     Vec3<double> a{0, 0, 0};
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
-      accumulate_pair(b.pos[std::size_t(i)], Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z, b.mass[std::size_t(j)]}, eps2, a);
+      accumulate_pair(b.pos[std::size_t(i)],
+                      Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z,
+                                   b.mass[std::size_t(j)]},
+                      eps2, a);
     }
     out[std::size_t(r)] = {G * a.x, G * a.y, G * a.z};
   }
@@ -102,6 +105,126 @@ double rel_error(const std::vector<Vec3<double>>& got, const std::vector<Vec3<do
 
 bool all_finite(const Vec3<double>& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
+// Neumaier's compensated sum: a plain running sum of the n^2/2 terms of a potential is itself
+// off by ~1.1e-16 sqrt(terms), 1e-13 at n = 1000, as much as the fp64 tolerance.
+struct CompensatedSum {
+  double s = 0, c = 0;
+  void add(double x) {
+    const double t = s + x;
+    c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+  }
+  double value() const { return s + c; }
+};
+
+// W = -G sum_{i<j} m_i m_j / sqrt(r_ij^2 + eps2) in double with gravity.hpp's pair_potential
+// (the self term left out, as the engines do), compensated; the same whatever the thread count.
+double reference_potential(const Bodies& b, double eps2, double G) {
+  const int n = int(b.size());
+  std::vector<double> row(b.size(), 0.0);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int i = 0; i < n; ++i) {
+    CompensatedSum phi;
+    const auto si = std::size_t(i);
+    for (int j = i + 1; j < n; ++j) {
+      const auto sj = std::size_t(j);
+      phi.add(pair_potential(b.pos[si], Vec4<double>{b.pos[sj].x, b.pos[sj].y, b.pos[sj].z, b.mass[sj]}, eps2));
+    }
+    row[si] = b.mass[si] * phi.value();
+  }
+  CompensatedSum w;
+  for (double r : row) w.add(r);
+  return G * w.value();
+}
+
+// Tolerances of the potential energy, relative to |W|. fp64: each pair term is within a few units
+// of 1.1e-16 (rsqrt_hd's Newton step is rounding-limited), and each body's sum rounds once per term
+// in its tile (at most 511 times, tiles of at most 512 bodies) and once per tile in double, each
+// time by at most 1.1e-16 of the partial sum and with random sign: ~(sqrt(512) + sqrt(tiles)) u
+// per body, 1e-14 at most here, which W's sum over n bodies averages further; 1e-13. fp32: rsqrtf
+// is within 2 ulp (2.4e-7) of 1/sqrt, each term is rounded a few more times at 6e-8, and a tile's
+// fp32 sum of up to 512 terms is off by ~sqrt(512) x 6e-8 = 1.4e-6 typically (3e-5 at worst), in
+// errors of random sign that the sums over tiles and bodies average; 1e-6, the bound asked of fp32
+// runs (the CPU backend's fp32 sums of 256 terms measure 1e-9 at n = 1000, its fp64 ones 0).
+double potential_tolerance(Precision p) { return p == Precision::Fp32 ? 1e-6 : 1e-13; }
+
+// The potential beside the forces, for one strategy, n and tuning: the accelerations of
+// compute_forces(true) equal those of compute_forces(false) bit for bit, W matches the float64
+// reference, and diagnostics() with no fused pass since the upload sums the same W (within the same bound)
+// with a potential-only pass that leaves the accelerations alone.
+void check_potential(const Strategy& s, int n, const NbodyTuning& tuning, double softening) {
+  const unsigned seed = fresh_seed();
+  SCOPED_TRACE("potential: seed " + std::to_string(seed) + ", n " + std::to_string(n) + ", block " +
+               std::to_string(tuning.block) + ", bodies/thread " + std::to_string(tuning.bodies_per_thread) +
+               ", softening " + std::to_string(softening));
+  NbodyParams p;
+  p.G = 1.3;
+  p.softening = softening;
+  const Bodies b = random_bodies(n, s.precision, seed);  // accelerations NaN
+  auto eng = make_nbody_cuda(s, n, p, tuning);
+  eng->upload(b);
+  eng->compute_forces(false);
+  const Bodies plain = eng->download();
+  eng->upload(b);
+  (void)eng->take_records();
+  eng->compute_forces(true);
+  const NbodyDiagnostics fused = eng->diagnostics();
+  const Bodies with_potential = eng->download();
+  auto recs = eng->take_records();
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].kernel,
+            std::string("nbody_forces_potential_") + (s.tiling == Tiling::Shared ? "shared" : "global"));
+  EXPECT_DOUBLE_EQ(recs[0].work, double(n) * n);
+  EXPECT_EQ(recs[1].kernel, "nbody_diagnostics");  // no potential-only pass: the fused one is current
+  int differ = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto si = std::size_t(i);
+    ASSERT_TRUE(all_finite(with_potential.acc[si])) << "body " << i;
+    differ += with_potential.acc[si].x != plain.acc[si].x || with_potential.acc[si].y != plain.acc[si].y ||
+              with_potential.acc[si].z != plain.acc[si].z;
+  }
+  EXPECT_EQ(differ, 0) << "bodies whose acceleration differs with the potential";
+
+  const double ref = reference_potential(b, p.softening * p.softening, p.G);
+  if (n == 1) {
+    EXPECT_EQ(fused.potential, 0.0);  // the self term is left out
+  } else {
+    const double err = std::fabs(fused.potential - ref) / std::fabs(ref);
+    EXPECT_LT(err, potential_tolerance(s.precision))
+        << eng->strategy_name() << ": potential " << fused.potential << ", reference " << ref;
+    std::printf("[ info ] %s n=%d K=%d block=%d: relative error of the potential %.3g (tolerance %.0e)\n",
+                eng->strategy_name().c_str(), n, tuning.bodies_per_thread, tuning.block, err,
+                potential_tolerance(s.precision));
+  }
+
+  eng->upload(b);
+  (void)eng->take_records();
+  const NbodyDiagnostics alone = eng->diagnostics();
+  recs = eng->take_records();
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].kernel, "nbody_potential");
+  EXPECT_EQ(recs[1].kernel, "nbody_diagnostics");
+  // The two kernels sum the same pairs in the same order, but nvcc contracts the multiply-adds of
+  // each kernel on its own (measured on an H200: equal to 6 digits, not always bit for bit, fp32
+  // and fp64), so the potential-only pass is held to the fused pass's bound against the reference.
+  if (n > 1) {
+    const double eps = s.precision == Precision::Fp32 ? 0x1p-23 : 0x1p-52;
+    const double apart = std::fabs(alone.potential - fused.potential) / std::fabs(fused.potential);
+    EXPECT_LT(std::fabs(alone.potential - ref) / std::fabs(ref), potential_tolerance(s.precision))
+        << "the potential-only pass: " << alone.potential << ", reference " << ref;
+    EXPECT_LT(apart, potential_tolerance(s.precision))
+        << "the potential-only pass sums other pairs: " << alone.potential << " vs " << fused.potential;
+    std::printf("[ info ] %s n=%d: potential-only and fused passes %.3g apart (%.1f ulp)\n",
+                eng->strategy_name().c_str(), n, apart, apart / eps);
+  } else {
+    EXPECT_EQ(alone.potential, 0.0);
+  }
+  const Bodies after = eng->download();
+  int written = 0;
+  for (const auto& a : after.acc) written += !(std::isnan(a.x) && std::isnan(a.y) && std::isnan(a.z));
+  EXPECT_EQ(written, 0) << "accelerations written by the potential-only pass";
+}
+
 Strategy strategy(Layout l, Precision p, Tiling t) {
   Strategy s;
   s.backend = Backend::Cuda;
@@ -111,7 +234,13 @@ Strategy strategy(Layout l, Precision p, Tiling t) {
   return s;
 }
 
-const Layout kLayouts[] = {Layout::AoS, Layout::SoA, Layout::AoSoA, Layout::Float4};
+// Every layout of the --layout table.
+std::vector<Layout> all_layouts() {
+  std::vector<Layout> v;
+  for (const auto& l : Flag<Layout>::values) v.push_back(l.value);
+  return v;
+}
+const std::vector<Layout> kLayouts = all_layouts();
 
 // ---- forces: every tiling x layout x precision x N ----------------------------------------
 using ForceParam = std::tuple<Tiling, Layout, Precision, int>;
@@ -120,7 +249,8 @@ class NbodyForcesGpu : public ::testing::TestWithParam<ForceParam> {};
 void check_forces(const Strategy& s, int n, const NbodyTuning& tuning, double softening) {
   const unsigned seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", n " + std::to_string(n) + ", block " + std::to_string(tuning.block) +
-               ", bodies/thread " + std::to_string(tuning.bodies_per_thread) + ", softening " + std::to_string(softening));
+               ", bodies/thread " + std::to_string(tuning.bodies_per_thread) + ", softening " +
+               std::to_string(softening));
   NbodyParams p;
   p.G = 1.3;
   p.softening = softening;
@@ -166,7 +296,8 @@ void check_forces(const Strategy& s, int n, const NbodyTuning& tuning, double so
   const double tol = s.precision == Precision::Fp32 ? 1e-5 : 1e-12;
   const double err = rel_error(got, ref);
   EXPECT_LT(err, tol) << eng->strategy_name() << ": relative force error " << err;
-  std::printf("[ info ] %s n=%d: relative force error %.3g (tolerance %.0e)\n", eng->strategy_name().c_str(), n, err, tol);
+  std::printf("[ info ] %s n=%d: relative force error %.3g (tolerance %.0e)\n", eng->strategy_name().c_str(), n, err,
+              tol);
 }
 
 TEST_P(NbodyForcesGpu, MatchesFloat64Reference) {
@@ -187,27 +318,59 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyForcesGpu,
                            return s.str();
                          });
 
+// ---- the potential beside the forces: every tiling x layout x precision x N ------------------
+// (N = 1000 and 65537 run as 16 and 513 groups of bodies, even and odd, tile_share's two cases.)
+class NbodyPotentialGpu : public ::testing::TestWithParam<ForceParam> {};
+
+TEST_P(NbodyPotentialGpu, MatchesFloat64ReferenceAndLeavesTheForcesAlone) {
+  SKIP_WITHOUT_GPU();
+  const auto [tiling, layout, precision, n] = GetParam();
+  check_potential(strategy(layout, precision, tiling), n, NbodyTuning{}, 0.05);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyPotentialGpu,
+                         ::testing::Combine(::testing::Values(Tiling::None, Tiling::Shared),
+                                            ::testing::ValuesIn(kLayouts),
+                                            ::testing::Values(Precision::Fp32, Precision::Fp64),
+                                            ::testing::Values(1, 31, 1000, 65537)),
+                         [](const ::testing::TestParamInfo<ForceParam>& info) {
+                           std::ostringstream s;
+                           s << name(std::get<0>(info.param)) << "_" << name(std::get<1>(info.param)) << "_"
+                             << name(std::get<2>(info.param)) << "_n" << std::get<3>(info.param);
+                           return s.str();
+                         });
+
 // Every compiled bodies-per-thread and a spread of block sizes, at sizes that are not
-// multiples of anything.
+// multiples of anything. For the potential, 1531 bodies in groups of block x K make 1 to 48
+// groups: one group (pairs inside it only), two (the tie d = g/2), odd and even counts.
 TEST(NbodyForcesGpuTuning, EveryBodiesPerThreadAndBlock) {
   SKIP_WITHOUT_GPU();
   for (Precision p : {Precision::Fp32, Precision::Fp64})
     for (Tiling t : {Tiling::None, Tiling::Shared})
       for (int k : {1, 2, 4, 8})
-        for (int block : {32, 96, 256}) check_forces(strategy(Layout::SoA, p, t), 1531, NbodyTuning{block, k}, 0.05);
+        for (int block : {32, 96, 256}) {
+          check_forces(strategy(Layout::SoA, p, t), 1531, NbodyTuning{block, k}, 0.05);
+          check_potential(strategy(Layout::SoA, p, t), 1531, NbodyTuning{block, k}, 0.05);
+        }
 }
 
 TEST(NbodyForcesGpuTuning, RejectsBadTuning) {
   SKIP_WITHOUT_GPU();
-  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{100, 0}), Error);
-  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{0, 3}), Error);
+  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{100, 0}),
+               Error);
+  EXPECT_THROW(make_nbody_cuda(strategy(Layout::SoA, Precision::Fp32, Tiling::Shared), 100, {}, NbodyTuning{0, 3}),
+               Error);
 }
 
-// Softening 0: the self term must vanish, not turn into 0 * inf.
+// Softening 0: the self term must vanish, not turn into 0 * inf (the kernels' eps^2 is then
+// 1e-20, force_eps2; the reference's is 0: far below the tolerances at separations ~1).
 TEST(NbodyForcesGpu0, ZeroSofteningStaysFinite) {
   SKIP_WITHOUT_GPU();
   for (Precision p : {Precision::Fp32, Precision::Fp64})
-    for (Tiling t : {Tiling::None, Tiling::Shared}) check_forces(strategy(Layout::Float4, p, t), 1000, NbodyTuning{}, 0.0);
+    for (Tiling t : {Tiling::None, Tiling::Shared}) {
+      check_forces(strategy(Layout::Float4, p, t), 1000, NbodyTuning{}, 0.0);
+      check_potential(strategy(Layout::Float4, p, t), 1000, NbodyTuning{}, 0.0);
+    }
 }
 
 // ---- kick and drift against the same arithmetic on the CPU --------------------------------
@@ -260,7 +423,8 @@ TEST_P(NbodyStepsGpu, KickAndDriftMatchCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyStepsGpu,
-                         ::testing::Combine(::testing::ValuesIn(kLayouts), ::testing::Values(Precision::Fp32, Precision::Fp64)),
+                         ::testing::Combine(::testing::ValuesIn(kLayouts),
+                                            ::testing::Values(Precision::Fp32, Precision::Fp64)),
                          [](const ::testing::TestParamInfo<StepParam>& info) {
                            return std::string(name(std::get<0>(info.param))) + "_" + name(std::get<1>(info.param));
                          });
@@ -312,7 +476,8 @@ TEST_P(NbodyTrajectoryGpu, HundredStepsMatchFloat64Cpu) {
     cpu.forces();
     cpu.kick(0.5 * dt);
   }
-  EXPECT_EQ(eng->take_records().size(), std::size_t(1 + 4 * steps));
+  // The first diagnostics() summed the potential in a pass of its own, then reduced: 2 records.
+  EXPECT_EQ(eng->take_records().size(), std::size_t(2 + 1 + 4 * steps));
   const Bodies out = eng->download();
   double num = 0, den = 0;
   for (int i = 0; i < n; ++i) {
@@ -328,24 +493,23 @@ TEST_P(NbodyTrajectoryGpu, HundredStepsMatchFloat64Cpu) {
   EXPECT_LT(err, tol);
   std::printf("[ info ] trajectory %s: rms position difference %.3g after %d steps (tolerance %.0e)\n",
               eng->strategy_name().c_str(), err, steps, tol);
-  // Diagnostics reduced on the GPU against the CPU sums (initial state).
-  double ke = 0, pe = 0, m = 0;
+  // Diagnostics reduced on the GPU against the CPU sums (initial state); the potential in the
+  // kernels' precision (potential_tolerance), the O(N) sums in double.
+  double ke = 0, m = 0;
   for (int i = 0; i < n; ++i) {
     const auto si = std::size_t(i);
     ke += 0.5 * b.mass[si] * dot(b.vel[si], b.vel[si]);
     m += b.mass[si];
-    for (int j = 0; j < n; ++j)
-      if (j != i)
-        pe += 0.5 * p.G * b.mass[si] *
-              pair_potential(b.pos[si], Vec4<double>{b.pos[std::size_t(j)].x, b.pos[std::size_t(j)].y, b.pos[std::size_t(j)].z, b.mass[std::size_t(j)]}, cpu.eps2);
   }
+  const double pe = reference_potential(b, cpu.eps2, p.G);
   EXPECT_NEAR(d0.kinetic, ke, 1e-12 * std::abs(ke));
-  EXPECT_NEAR(d0.potential, pe, 1e-12 * std::abs(pe));
+  EXPECT_NEAR(d0.potential, pe, potential_tolerance(precision) * std::abs(pe));
   EXPECT_NEAR(d0.mass, m, 1e-12 * m);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyTrajectoryGpu,
-                         ::testing::Combine(::testing::ValuesIn(kLayouts), ::testing::Values(Precision::Fp32, Precision::Fp64)),
+                         ::testing::Combine(::testing::ValuesIn(kLayouts),
+                                            ::testing::Values(Precision::Fp32, Precision::Fp64)),
                          [](const ::testing::TestParamInfo<StepParam>& info) {
                            return std::string(name(std::get<0>(info.param))) + "_" + name(std::get<1>(info.param));
                          });

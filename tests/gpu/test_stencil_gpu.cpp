@@ -20,10 +20,10 @@ using namespace tiersim;
 
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                          \
-  do {                                                                              \
-    const DeviceInfo d_ = query_device();                                           \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;                \
+#define SKIP_WITHOUT_GPU()                                           \
+  do {                                                               \
+    const DeviceInfo d_ = query_device();                            \
+    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
   } while (0)
 
 // Random values representable in fp32, so both backends start from the same numbers.
@@ -71,8 +71,9 @@ void init_pair(StencilEngine& gpu, StencilEngine& cpu, const StencilProblem& p, 
   for (int f = 0; f < nf; ++f) gpu.upload(f, nan);
   gpu.step(dt);
   for (int f = 0; f < nf; ++f) {
-    const auto v = p.equation == Equation::GrayScott ? random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
-                                                     : random_field(p.points(), seed + f, 0.5, 1.5);
+    const auto v = p.equation == Equation::GrayScott
+                       ? random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
+                       : random_field(p.points(), seed + f, 0.5, 1.5);
     gpu.upload(f, v);
     cpu.upload(f, v);
   }
@@ -147,14 +148,16 @@ TEST(StencilGpu, TilingShapesAllMatch) {
         const StencilProblem p = problem(Equation::Heat, R, 200, 45, 70);
         StencilTuning t;
         t.block_y = by, t.prefetch = pf, t.z_chunk = 16;
-        auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Global), p, t);
+        auto gpu =
+            make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Global), p, t);
         auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, Tiling::Shared, CoeffSpace::Global), p);
         const double dt = stable_dt(p, 0.5);
         init_pair(*gpu, *cpu, p, 3, dt);
         gpu->step(dt);
         cpu->step(dt);
         std::size_t nans = 0;
-        EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5) << "by=" << by << " pf=" << pf << " R=" << R;
+        EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5)
+            << "by=" << by << " pf=" << pf << " R=" << R;
         EXPECT_EQ(nans, 0u);
       }
 }
@@ -193,7 +196,9 @@ TEST_P(StencilGpuWholeTiles, HeatMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Radii, StencilGpuWholeTiles, ::testing::Values(1, 2, 3, 4),
-                         [](const ::testing::TestParamInfo<int>& i) { return std::string("r").append(std::to_string(i.param)); });
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return std::string("r").append(std::to_string(i.param));
+                         });
 
 // Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed (Gray-Scott's
 // fixed U and V halos with different values).
@@ -204,12 +209,11 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
     int R, steps;
     Boundary bc;
   };
-  for (const Run r : {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 1, 40, Boundary::Fixed},
-                      Run{Equation::Heat, 2, 60, Boundary::Fixed},
-                      Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
-                      Run{Equation::GrayScott, 2, 100, Boundary::Fixed},
-                      Run{Equation::AllenCahn, 4, 60, Boundary::Periodic},
-                      Run{Equation::AllenCahn, 1, 100, Boundary::Fixed}}) {
+  for (const Run r :
+       {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 1, 40, Boundary::Fixed},
+        Run{Equation::Heat, 2, 60, Boundary::Fixed}, Run{Equation::GrayScott, 1, 100, Boundary::Periodic},
+        Run{Equation::GrayScott, 2, 100, Boundary::Fixed}, Run{Equation::AllenCahn, 4, 60, Boundary::Periodic},
+        Run{Equation::AllenCahn, 1, 100, Boundary::Fixed}}) {
     StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
     p.boundary = r.bc;
     p.boundary_value = 0.7;

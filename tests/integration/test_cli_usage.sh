@@ -37,7 +37,7 @@ fi
 # compare: list options and --set before the case path.
 ok "compare lists before the case" compare --backend cpu --layout aos,soa --set nbody.count=64 --set run.steps=3 \
    cases/plummer.toml --steps 2 --warmup 0 --no-chart --out "$WORK/d"
-n=$(grep -c "nbody_forces" "$WORK/d/compare.csv" 2>/dev/null || echo 0)
+n=$(grep -c ",nbody_forces," "$WORK/d/compare.csv" 2>/dev/null || echo 0)
 [ "$n" -eq 2 ] && echo "ok: compare ran both layouts" || { echo "FAIL: compare.csv has $n force rows, expected 2"; fail=1; }
 
 # tiersim info names the build (type, compiler, HDF5) and, with CUDA, the architectures.

@@ -13,7 +13,7 @@ for k in nbody_forces nbody_kick nbody_drift; do
   [ "$rows" -eq 3 ] || { echo "FAIL: $k has $rows rows, expected 3"; fail=1; }
 done
 echo "$out" | grep -q "layout=aos .* 1.00x" || { echo "FAIL: first combination is not the 1.00x baseline"; fail=1; }
-lines=$(grep -c "nbody_forces" "$WORK/c/compare.csv")
+lines=$(grep -c ",nbody_forces," "$WORK/c/compare.csv")
 [ "$lines" -eq 3 ] || { echo "FAIL: compare.csv has $lines force rows"; fail=1; }
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   [ -s "$WORK/c/compare.png" ] || { echo "FAIL: compare.png missing"; fail=1; }

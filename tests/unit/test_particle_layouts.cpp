@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
+#include <utility>
 
 #include "layouts/particles.hpp"
 
@@ -24,8 +26,14 @@ Bodies random_bodies(int n, std::uint64_t seed) {
 
 template <class View>
 struct LayoutTest : ::testing::Test {};
-using Views = ::testing::Types<AoSView<float>, SoAView<float>, AoSoAView<float>, Float4View<float>, AoSView<double>,
-                               SoAView<double>, AoSoAView<double>, Float4View<double>>;
+// Every view of the layout list (TIERSIM_PARTICLE_VIEWS), in both precisions.
+template <class A, class B>
+struct GTestTypes;
+template <class... A, class... B>
+struct GTestTypes<ViewList<A...>, ViewList<B...>> {
+  using type = ::testing::Types<A..., B...>;
+};
+using Views = GTestTypes<ParticleViews<float>, ParticleViews<double>>::type;
 TYPED_TEST_SUITE(LayoutTest, Views);
 
 TYPED_TEST(LayoutTest, RoundTripThroughEveryOtherLayout) {
@@ -78,5 +86,49 @@ TYPED_TEST(LayoutTest, FieldsDoNotOverlap) {
     }
   }
   EXPECT_EQ(after.vel[13].z, 300.0);
+}
+
+// with_layout turns every value of the --layout table into the view of that layout, and the
+// list holds no view twice.
+TEST(LayoutList, EveryFlagValueHasItsView) {
+  std::set<Layout> seen;
+  for (const auto& v : Flag<Layout>::values) {
+    const Layout got = with_layout(v.value, [](auto tag) { return ParticleView<decltype(tag)::value, float>::layout; });
+    EXPECT_EQ(got, v.value) << v.name;
+    const auto [got64, scalar_bytes] = with_layout_and_scalar(v.value, Precision::Fp64, [](auto l, auto s) {
+      using View = ParticleView<decltype(l)::value, typename decltype(s)::type>;
+      return std::pair{View::layout, sizeof(typename View::scalar)};
+    });
+    EXPECT_EQ(got64, v.value) << v.name;
+    EXPECT_EQ(scalar_bytes, sizeof(double)) << v.name;
+    seen.insert(got);
+  }
+  EXPECT_EQ(seen.size(), ParticleViews<float>::size);
+  EXPECT_THROW(with_layout(static_cast<Layout>(99), [](auto) { return 0; }), Error);
+}
+
+// The cost model each view answers (moved_bytes): the bytes per body the memory system moves for
+// a set of fields. soa and aosoa move exactly the fields; float4 whole 4-wide vectors; aos the
+// 32-byte sectors of its 40-byte (fp32) or 80-byte (fp64) records that the fields fall in.
+TEST(LayoutList, MovedBytesPerBody) {
+  const unsigned posm = field_mask(kX, 4), pos = field_mask(kX, 3), vel = field_mask(kVX, 3), acc = field_mask(kAX, 3);
+  EXPECT_EQ(SoAView<float>::moved_bytes(posm), 16.0);
+  EXPECT_EQ(AoSoAView<double>::moved_bytes(vel | acc), 48.0);
+  EXPECT_EQ(Float4View<float>::moved_bytes(pos), 16.0);
+  EXPECT_EQ(Float4View<float>::moved_bytes(vel | acc), 32.0);
+  EXPECT_EQ(Float4View<double>::moved_bytes(posm | vel | acc), 96.0);
+  // aos, counted by hand: fp32 records are 40 bytes, so x y z m (16 bytes at offset 0) start at
+  // 0, 8, 16, 24 mod 32 in turn and touch 1, 1, 1, 2 sectors: 1.25 x 32 = 40 bytes. fp64 records
+  // are 80 bytes, starting at 0 and 16 mod 32 in turn: x y z m (32 bytes) touch 1 and 2 sectors
+  // (48 bytes), v and a (48 bytes at offset 32) 2 and 2 (64), x y z with v (bytes 0-24 and
+  // 32-56) 2 and 3 (80).
+  EXPECT_EQ(AoSView<float>::moved_bytes(posm), 40.0);
+  EXPECT_EQ(AoSView<double>::moved_bytes(posm), 48.0);
+  EXPECT_EQ(AoSView<double>::moved_bytes(vel | acc), 64.0);
+  EXPECT_EQ(AoSView<double>::moved_bytes(pos | vel), 80.0);
+  // The hot set (x y z m of every body) from the start of the store.
+  EXPECT_EQ(SoAView<float>::hot_bytes(1000), 4 * SoAView<float>::stride(1000));
+  EXPECT_EQ(Float4View<double>::hot_bytes(1000), Float4View<double>::stride(1000));
+  EXPECT_EQ(AoSView<float>::hot_bytes(1000), AoSView<float>::bytes(1000));
 }
 }  // namespace

@@ -106,7 +106,8 @@ TEST(Checkpoint, RoundTripsExactlyWithChecksummedArrays) {
     unsigned flags = 0, config = 0;
     std::size_t nvalues = 0;
     char fname[64];
-    EXPECT_GE(H5Pget_filter_by_id2(dcpl, H5Z_FILTER_FLETCHER32, &flags, &nvalues, nullptr, sizeof fname, fname, &config), 0)
+    EXPECT_GE(
+        H5Pget_filter_by_id2(dcpl, H5Z_FILTER_FLETCHER32, &flags, &nvalues, nullptr, sizeof fname, fname, &config), 0)
         << name << " has no Fletcher32 filter";
     H5Pclose(dcpl);
     H5Dclose(d);
@@ -250,7 +251,8 @@ TEST(TelemetryCsv, TruncateKeepsTheRowsThroughTheStep) {
   const auto lines = lines_of(csv);
   ASSERT_EQ(lines.size(), 1u + 11u);
   EXPECT_EQ(lines[0].rfind("step,kernel,", 0), 0u);
-  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",k,", 0), 0u) << lines[i];
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",k,", 0), 0u) << lines[i];
 }
 
 TEST(TelemetryCsv, DamagedStepIsOneLineNamingFileAndLine) {

@@ -36,7 +36,8 @@ std::string write_case(const std::string& dir, const std::string& text) {
 }
 
 // A quiet run of `case_path` into `out_dir`, with `--set` overrides.
-RunOptions quiet_run(const std::string& case_path, const std::string& out_dir, std::vector<std::string> overrides = {}) {
+RunOptions quiet_run(const std::string& case_path, const std::string& out_dir,
+                     std::vector<std::string> overrides = {}) {
   RunOptions o;
   o.case_path = case_path;
   o.out_dir = out_dir;
@@ -110,24 +111,33 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   EXPECT_EQ(stored.get_string("strategy.layout"), "aos");
 
   // One telemetry row per kernel per step: 10 steps x (2 kicks + drift + forces), plus the
-  // initial force evaluation at step 0, plus the diagnostics (nbody_potential) at their cadence,
-  // each on its own step: 0, 2, 4, 6, 8, 10.
+  // initial force evaluation at step 0, plus the diagnostics at their cadence, each on its own
+  // step: 0, 2, 4, 6, 8, 10. On those steps the force pass also sums the potential
+  // (nbody_forces_potential), which the diagnostics (nbody_diagnostics) then read: no separate
+  // potential pass (nbody_potential). And one write_output row (the output thread's file writes)
+  // per snapshot: 0, 5, 10.
   std::ifstream tel(o.out_dir + "/telemetry.csv");
   std::string line;
   int rows = -1;
   std::map<std::string, int> per_kernel;
-  std::vector<long long> potential_steps;
+  std::vector<long long> diagnostics_steps, fused_steps;
   while (std::getline(tel, line)) {
     if (++rows == 0) continue;
     const auto c1 = line.find(','), c2 = line.find(',', c1 + 1);
     const std::string kernel = line.substr(c1 + 1, c2 - c1 - 1);
     ++per_kernel[kernel];
-    if (kernel == "nbody_potential") potential_steps.push_back(std::stoll(line.substr(0, c1)));
+    if (kernel == "nbody_diagnostics") diagnostics_steps.push_back(std::stoll(line.substr(0, c1)));
+    if (kernel == "nbody_forces_potential") fused_steps.push_back(std::stoll(line.substr(0, c1)));
   }
-  EXPECT_EQ(rows, 47);
-  EXPECT_EQ(per_kernel, (std::map<std::string, int>{
-                            {"nbody_forces", 11}, {"nbody_kick", 20}, {"nbody_drift", 10}, {"nbody_potential", 6}}));
-  EXPECT_EQ(potential_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(rows, 50);
+  EXPECT_EQ(per_kernel, (std::map<std::string, int>{{"nbody_forces", 5},
+                                                    {"nbody_forces_potential", 6},
+                                                    {"nbody_kick", 20},
+                                                    {"nbody_drift", 10},
+                                                    {"nbody_diagnostics", 6},
+                                                    {"write_output", 3}}));
+  EXPECT_EQ(diagnostics_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(fused_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
   // Both ceilings of the roofline are measured and carried by every row and by summary.json.
   {
     std::ifstream t2(o.out_dir + "/telemetry.csv");
@@ -158,8 +168,9 @@ TEST(RunOutput, TelemetryEveryNthStepKeepsOnlyThoseSteps) {
   std::map<long long, int> per_step;
   while (std::getline(tel, line)) ++per_step[std::stoll(line.substr(0, line.find(',')))];
   // step 0: the initial forces and diagnostics; then kick, drift, forces, kick and the
-  // diagnostics (every 2nd step, so on every 4th too) per timed step.
-  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 2}, {4, 5}, {8, 5}}));
+  // diagnostics (every 2nd step, so on every 4th too) per timed step; the output thread's file
+  // writes at every snapshot (0, 5, 10), which are not kernels and are always recorded.
+  EXPECT_EQ(per_step, (std::map<long long, int>{{0, 3}, {4, 5}, {5, 1}, {8, 5}, {10, 1}}));
   fs::remove_all(base);
 }
 
@@ -197,12 +208,13 @@ TEST(RunOutput, ForceReplacesOnlyATiersimRun) {
       ADD_FAILURE() << dir << ": --force must be refused";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("not replaced: --force replaces only an empty directory or a tiersim run"),
-                std::string::npos) << e.what();
+                std::string::npos)
+          << e.what();
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   };
   // The directory holding the case file: not a run.
-  refused(base, "no snapshots.h5 written by tiersim");
+  refused(base, "it holds no tiersim run (no .tiersim.lock)");
   EXPECT_TRUE(fs::exists(case_path));
   // A run with a file of the user's beside it.
   o.out_dir = base + "/out";
@@ -262,12 +274,12 @@ n = 12
     const char* equation;
     const char* message;
   };
-  for (const Expect& e : {Expect{"heat", "step 15: non-finite values in u["},
-                          Expect{"wave", "step 15: non-finite values in u["},
-                          Expect{"gray-scott", "step 15: non-finite values in U["},
-                          Expect{"allen-cahn", "step 15: non-finite values in u["}}) {
-    RunOptions o = quiet_run(case_path, base + "/out_" + e.equation,
-                             {std::string("stencil.equation=\"") + e.equation + "\""});
+  for (const Expect& e :
+       {Expect{"heat", "step 15: non-finite values in u["}, Expect{"wave", "step 15: non-finite values in u["},
+        Expect{"gray-scott", "step 15: non-finite values in U["},
+        Expect{"allen-cahn", "step 15: non-finite values in u["}}) {
+    RunOptions o =
+        quiet_run(case_path, base + "/out_" + e.equation, {std::string("stencil.equation=\"") + e.equation + "\""});
     const std::string eq = kernel_tag(parse_equation(e.equation));
     const std::string kernel = "(kernel stencil_" + eq + "_cpu)";
     setenv("TIERSIM_INJECT_NAN_AT_STEP", "13", 1);

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "io/snapshot_readers.hpp"
 #include "io/snapshots.hpp"
 #include "io/vtk_output.hpp"
 #include "sim/telemetry.hpp"
@@ -56,7 +57,11 @@ Bodies random_bodies(std::size_t n, std::mt19937_64& rng) {
 }
 
 RunInfo test_info() {
-  return {"[run]\nmodel = \"nbody\"\nsteps = 20 # é\n", "cases/test.toml", "cpu/soa/fp32/shared", "nbody", "9.9.9",
+  return {"[run]\nmodel = \"nbody\"\nsteps = 20 # é\n",
+          "cases/test.toml",
+          "cpu/soa/fp32/shared",
+          "nbody",
+          "9.9.9",
           "CPU (2 OpenMP threads)"};
 }
 
@@ -353,7 +358,8 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
   // H5MD: velocity and box edges share position's step and time (hard links: the same object).
   for (const char* other : {"/particles/all/velocity/step", "/particles/all/box/edges/time"}) {
     H5O_info_t a, b;
-    const std::string mine = std::string("/particles/all/position/") + (std::string(other).ends_with("step") ? "step" : "time");
+    const std::string mine =
+        std::string("/particles/all/position/") + (std::string(other).ends_with("step") ? "step" : "time");
     ASSERT_GE(H5Oget_info_by_name2(f.id, mine.c_str(), &a, H5O_INFO_BASIC, H5P_DEFAULT), 0);
     ASSERT_GE(H5Oget_info_by_name2(f.id, other, &b, H5O_INFO_BASIC, H5P_DEFAULT), 0);
     EXPECT_EQ(a.addr, b.addr) << other;
@@ -446,7 +452,8 @@ TEST_P(SnapshotLayout, H5mdStructureAndValuesAsWritten) {
   const ParticleSnapshot ps = read_particles(dir.string(), 10);
   EXPECT_EQ(ps.step, 10);
   EXPECT_EQ(ps.time, 0.125);
-  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(ps.bodies.pos[i].y, dp ? bodies[1].pos[i].y : double(float(bodies[1].pos[i].y)));
+  for (std::size_t i = 0; i < n; ++i)
+    EXPECT_EQ(ps.bodies.pos[i].y, dp ? bodies[1].pos[i].y : double(float(bodies[1].pos[i].y)));
   const FieldSnapshot fsn = read_field(dir.string(), "v");
   EXPECT_EQ(fsn.step, 20);
   EXPECT_EQ(fsn.values, v[2]);
@@ -512,7 +519,8 @@ TEST(Snapshots, InconsistentWritesAreRefused) {
 // a second time and crashed (SIGSEGV) after the error was reported.
 TEST(Snapshots, WriteFailureIsOneLineNamingTheFile) {
   const fs::path dir = fresh_dir("full");
-  const std::string msg_file = (fs::path(testing::TempDir()) / ("tiersim_full_msg_" + std::to_string(::getpid()))).string();
+  const std::string msg_file =
+      (fs::path(testing::TempDir()) / ("tiersim_full_msg_" + std::to_string(::getpid()))).string();
   fs::remove(msg_file);
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
@@ -677,7 +685,8 @@ TEST(Snapshots, ResumeTruncatesAndAppends) {
   EXPECT_EQ(read_ds<std::int64_t>(f.id, "/particles/all/velocity/step", H5T_NATIVE_INT64).size(), 4u);
   EXPECT_EQ(dims_of(f.id, "/particles/all/box/edges/value")[0], 4u);
   EXPECT_EQ(read_ds<double>(f.id, "/observables/e/value", H5T_NATIVE_DOUBLE), (std::vector<double>{0, 10, 20, 30.5}));
-  EXPECT_EQ(read_ds<std::int64_t>(f.id, "/fields/phi/step", H5T_NATIVE_INT64), (std::vector<std::int64_t>{0, 10, 20, 30}));
+  EXPECT_EQ(read_ds<std::int64_t>(f.id, "/fields/phi/step", H5T_NATIVE_INT64),
+            (std::vector<std::int64_t>{0, 10, 20, 30}));
   EXPECT_FALSE(fs::exists(dir / step_file(40)));  // dropped by the restart
   {
     File sf((dir / step_file(30)).string());
@@ -711,8 +720,8 @@ TEST(Snapshots, MissingStepFileIsNamedAndReadsAsNaN) {
     }
   }
   fs::remove(dir / step_file(1));
-  for (auto read : {+[](const std::string& d) { read_particles(d, 1); },
-                    +[](const std::string& d) { read_field(d, "u", 1); }}) {
+  for (auto read :
+       {+[](const std::string& d) { read_particles(d, 1); }, +[](const std::string& d) { read_field(d, "u", 1); }}) {
     try {
       read(dir.string());
       FAIL() << "no error for a missing step file";

@@ -22,21 +22,30 @@ constexpr double kPi = 3.14159265358979323846;
 
 // Closed form of the central second-derivative weights (Fornberg), to check the derived ones.
 double closed_form_weight(int R, int k) {
-  auto fact = [](int n) { double f = 1; for (int q = 2; q <= n; ++q) f *= q; return f; };
+  auto fact = [](int n) {
+    double f = 1;
+    for (int q = 2; q <= n; ++q) f *= q;
+    return f;
+  };
   return 2.0 * (k % 2 ? 1 : -1) * fact(R) * fact(R) / (double(k) * k * fact(R - k) * fact(R + k));
 }
 
 template <int R>
 double lap_point(const StencilCoeffs<double>& c, const GridView<double>& g, int i, int j, int k) {
-  return laplacian<R>(c, g(i, j, k), [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
+  return laplacian<R>(c, g(i, j, k),
+                      [&](int a, int o) { return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o); });
 }
 
 double lap_point(int R, const StencilCoeffs<double>& c, const GridView<double>& g, int i, int j, int k) {
   switch (R) {
-    case 1: return lap_point<1>(c, g, i, j, k);
-    case 2: return lap_point<2>(c, g, i, j, k);
-    case 3: return lap_point<3>(c, g, i, j, k);
-    default: return lap_point<4>(c, g, i, j, k);
+    case 1:
+      return lap_point<1>(c, g, i, j, k);
+    case 2:
+      return lap_point<2>(c, g, i, j, k);
+    case 3:
+      return lap_point<3>(c, g, i, j, k);
+    default:
+      return lap_point<4>(c, g, i, j, k);
   }
 }
 
@@ -140,8 +149,8 @@ TEST(StencilCoeffs, PolynomialOfDegree2RIsExactAndOfDegree2RPlus2IsNot) {
       };
       auto lap = [d](double x, double y, double z) {
         const double dd = d * (d - 1.0);
-        double v = dd * (std::pow(x, d - 2) + 0.5 * std::pow(y, d - 2) + 0.25 * std::pow(z, d - 2)) +
-                   2 * std::pow(x, d - 2);
+        double v =
+            dd * (std::pow(x, d - 2) + 0.5 * std::pow(y, d - 2) + 0.25 * std::pow(z, d - 2)) + 2 * std::pow(x, d - 2);
         if (d >= 4) v += (d - 2.0) * (d - 3.0) * std::pow(x, d - 4) * y * y;
         return v;
       };
@@ -157,7 +166,9 @@ TEST(StencilCoeffs, PolynomialOfDegree2RIsExactAndOfDegree2RPlus2IsNot) {
 
 TEST(StencilCoeffs, ConvergenceOrderIs2R) {
   // Smooth periodic function on [0,1)^3; errors at h = 1/24 and h = 1/48.
-  auto f = [](double x, double y, double z) { return std::sin(2 * kPi * x) * std::cos(2 * kPi * y + 0.3) * std::sin(2 * kPi * z + 1.1); };
+  auto f = [](double x, double y, double z) {
+    return std::sin(2 * kPi * x) * std::cos(2 * kPi * y + 0.3) * std::sin(2 * kPi * z + 1.1);
+  };
   auto lap = [&](double x, double y, double z) { return -12 * kPi * kPi * f(x, y, z); };
   for (int R = 1; R <= 4; ++R) {
     double err[2];
@@ -194,7 +205,8 @@ TEST(StencilHalo, PeriodicHaloIsThePeriodicImageCornersIncluded) {
   auto wrap = [](int i, int n) { return ((i % n) + n) % n; };
   for (int k = -3; k < 10; ++k)
     for (int j = -3; j < 9; ++j)
-      for (int i = -3; i < 8; ++i) ASSERT_EQ(g(i, j, k), g(wrap(i, 5), wrap(j, 6), wrap(k, 7))) << i << "," << j << "," << k;
+      for (int i = -3; i < 8; ++i)
+        ASSERT_EQ(g(i, j, k), g(wrap(i, 5), wrap(j, 6), wrap(k, 7))) << i << "," << j << "," << k;
 }
 
 TEST(StencilHalo, FixedHaloHoldsTheValueAndLeavesTheInterior) {
@@ -321,7 +333,8 @@ TEST(StencilHeat, MatchesTheAnalyticGaussian) {
   const auto exact = gauss(s2, std::pow(s0 * s0 / s2, 1.5));
   const auto got = eng->download(0);
   double e2 = 0, n2 = 0;
-  for (std::size_t q = 0; q < got.size(); ++q) e2 += (got[q] - exact[q]) * (got[q] - exact[q]), n2 += exact[q] * exact[q];
+  for (std::size_t q = 0; q < got.size(); ++q)
+    e2 += (got[q] - exact[q]) * (got[q] - exact[q]), n2 += exact[q] * exact[q];
   const double rel = std::sqrt(e2 / n2);
   RecordProperty("relative_l2_error", std::to_string(rel));
   EXPECT_LT(rel, 2e-3) << steps << " steps of dt " << dt;
@@ -352,7 +365,8 @@ TEST(StencilWave, StandingWaveKeepsAmplitudeAndPhaseOverOnePeriod) {
   for (int kk = 0; kk < 32; ++kk)
     for (int j = 0; j < 32; ++j)
       for (int i = 0; i < 32; ++i)
-        mode[(std::size_t(kk) * 32 + j) * 32 + i] = std::sin(k * i / 32.0) * std::sin(k * j / 32.0) * std::sin(k * kk / 32.0);
+        mode[(std::size_t(kk) * 32 + j) * 32 + i] =
+            std::sin(k * i / 32.0) * std::sin(k * j / 32.0) * std::sin(k * kk / 32.0);
   std::vector<double> prev(mode);
   for (auto& x : prev) x *= std::cos(w * dt);
   eng->upload(0, mode);
@@ -578,7 +592,8 @@ TEST(StencilStability, HeatAndWaveAreBoundedBelowTheLimitAndGrowAbove) {
           eng->step(dt);
           if (s % 10 == 9) worst = std::max(worst, rms_deviation(eng->download(0)) / r0);
         }
-        const std::string what = std::string(name(eq)) + " R=" + std::to_string(R) + " dt=" + std::to_string(frac) + " limit";
+        const std::string what =
+            std::string(name(eq)) + " R=" + std::to_string(R) + " dt=" + std::to_string(frac) + " limit";
         RecordProperty(std::string(name(eq)) + "_R" + std::to_string(R) + (frac < 1 ? "_0.95" : "_1.05"), sci(worst));
         if (frac < 1)
           EXPECT_LE(worst, eq == Equation::Heat ? 1.0 : 5.0) << what;
@@ -640,8 +655,8 @@ TEST(StencilStability, GrayScottBoundIsAttainedAtItsWorstState) {
 // limit) fails both: checkerboard 7.4e-3, mean V 3.2% off.
 TEST(StencilStability, GrayScottCaseDtAgreesWithHalfTheStep) {
   auto run = [](double dt_override, double t_end) {
-    std::vector<std::string> o = {"strategy.backend=cpu", "strategy.precision=fp64", "grid.n=24", "grid.length=24.0",
-                                  "gray_scott.seed_count=2", "stencil.force=true"};
+    std::vector<std::string> o = {"strategy.backend=cpu", "strategy.precision=fp64", "grid.n=24",
+                                  "grid.length=24.0",     "gray_scott.seed_count=2", "stencil.force=true"};
     Case c = Case::load(std::string(TIERSIM_SOURCE_DIR) + "/cases/gray_scott.toml", o);
     if (dt_override > 0) c.set("run.dt", std::to_string(dt_override));
     auto m = make_stencil_model(c, strategy_from_case(c));
@@ -712,7 +727,8 @@ TEST(StencilWave, RickerSourceMatchesTheAnalytic3DSolution) {
   const int off[2][3] = {{12, 0, 0}, {7, 7, 7}};
   std::vector<double> trace[2], exact[2];
   double r[2];
-  for (int q = 0; q < 2; ++q) r[q] = h * std::sqrt(double(off[q][0] * off[q][0] + off[q][1] * off[q][1] + off[q][2] * off[q][2]));
+  for (int q = 0; q < 2; ++q)
+    r[q] = h * std::sqrt(double(off[q][0] * off[q][0] + off[q][1] * off[q][1] + off[q][2] * off[q][2]));
   for (int s = 1; s <= steps; ++s) {
     m->step(dt);
     if (s % every) continue;
@@ -768,8 +784,8 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
     for (int j = 0; j < p.ny; ++j)
       for (int i = 0; i < p.nx; ++i)
         mode[(std::size_t(k) * p.ny + j) * p.nx + i] = std::sin(kPi * (i + 1) / (p.nx + 1)) *
-                                                         std::sin(kPi * (j + 1) / (p.ny + 1)) *
-                                                         std::sin(kPi * (k + 1) / (p.nz + 1));
+                                                       std::sin(kPi * (j + 1) / (p.ny + 1)) *
+                                                       std::sin(kPi * (k + 1) / (p.nz + 1));
   const double dt = 0.5 * dt_limit(p), theta = std::acos(1 - c * c * dt * dt * lambda / 2);
   auto level = [&](double phase) {
     std::vector<double> u(mode);
@@ -793,8 +809,8 @@ TEST(StencilWave, FixedBoundariesHoldTheirValueOnAnExactEigenmode) {
 TEST(StencilWave, ModelFixedBoundariesReflectAndConserveEnergy) {
   const int n = 32;
   const double dt = 4e-3;
-  const Case c = Case::parse(wave_case(n, dt, "initial = \"pulse\"\npulse_width = 0.06\n"), "wave.toml",
-                             {"grid.boundary=fixed"});
+  const Case c =
+      Case::parse(wave_case(n, dt, "initial = \"pulse\"\npulse_width = 0.06\n"), "wave.toml", {"grid.boundary=fixed"});
   auto m = make_stencil_model(c, strategy_from_case(c));
   const double e0 = m->observe()[0].second;
   double worst = 0;
@@ -870,8 +886,8 @@ TEST(StencilWave, ModelGaussianPulseMatchesTheRadialSolution) {
       for (int i = 0; i < n; ++i) {
         const double x = i / double(n) - 0.5, y = j / double(n) - 0.5, z = k / double(n) - 0.5;
         const double r = std::sqrt(x * x + y * y + z * z), ct = t_end;
-        const double ex = r < 1e-12 ? (1 - ct * ct / (s0 * s0)) * g(ct)
-                                    : ((r - ct) * g(r - ct) + (r + ct) * g(r + ct)) / (2 * r);
+        const double ex =
+            r < 1e-12 ? (1 - ct * ct / (s0 * s0)) * g(ct) : ((r - ct) * g(r - ct) + (r + ct) * g(r + ct)) / (2 * r);
         const double d = got[(std::size_t(k) * n + j) * n + i] - ex;
         e2 += d * d, n2 += ex * ex, emax = std::max(emax, std::fabs(d));
       }
@@ -938,7 +954,8 @@ TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
     } catch (const Error& e) {
       char lim[32];
       std::snprintf(lim, sizeof lim, "%.6g", limit);
-      EXPECT_NE(std::string(e.what()).find("stability limit " + std::string(lim) + " ("), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("stability limit " + std::string(lim) + " ("), std::string::npos)
+          << e.what();
       EXPECT_NE(std::string(e.what()).find("stencil.force"), std::string::npos) << e.what();
     }
     const Case forced = Case::parse(text(1.01 * limit, true), "forced.toml");

@@ -181,7 +181,7 @@ TEST(VtkOutput, FieldsOfOneStepShareTheirGrid) {
   };
   const char* names[] = {"dimensions", "origin", "spacing"};
   for (int what = 0; what < 3; ++what) {
-    VtkWriter w(dir.string());
+    VtkOutput w(dir.string(), false);
     w.write_field(1, 0.1, "u", g, u.data());
     w.write_field(1, 0.1, "same", g, u.data());
     const std::vector<float> v(std::size_t(other(what).nx) * other(what).ny * other(what).nz, 2.0f);

@@ -64,15 +64,24 @@ struct AllenCahn {
   static double fixed_boundary_value(const Constants&, int /*state_field*/, double grid_value) { return grid_value; }
 
   static constexpr EquationKey<Constants> kKeys[] = {
-      {.key = "allen_cahn.epsilon", .kind = KeyKind::Float,
-       .doc = "interface width eps of u_t = eps^2 lap u + u - u^3 (length units)", .constant = &Constants::epsilon,
-       .min = 0, .min_exclusive = true},
-      {.key = "allen_cahn.initial", .kind = KeyKind::String,
+      {.key = "allen_cahn.epsilon",
+       .kind = KeyKind::Float,
+       .doc = "interface width eps of u_t = eps^2 lap u + u - u^3 (length units)",
+       .constant = &Constants::epsilon,
+       .min = 0,
+       .min_exclusive = true},
+      {.key = "allen_cahn.initial",
+       .kind = KeyKind::String,
        .doc = "initial field: uniform noise in [-allen_cahn.noise, allen_cahn.noise] less its mean, or a slab of u = 1 "
               "between two planar tanh interfaces at x = L/4 and 3L/4 (the stationary profile)",
-       .default_value = "\"noise\"", .choices = "noise|slab"},
-      {.key = "allen_cahn.noise", .kind = KeyKind::Float, .doc = "amplitude of the initial noise (initial = noise)",
-       .default_value = "0.1", .min = 0, .max = 1},
+       .default_value = "\"noise\"",
+       .choices = "noise|slab"},
+      {.key = "allen_cahn.noise",
+       .kind = KeyKind::Float,
+       .doc = "amplitude of the initial noise (initial = noise)",
+       .default_value = "0.1",
+       .min = 0,
+       .max = 1},
   };
 };
 

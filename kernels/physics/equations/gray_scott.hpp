@@ -16,7 +16,7 @@ struct GrayScott {
   static constexpr bool kPreviousLevel = false;
   static constexpr std::array<const char*, 2> kStateNames = {"U", "V"};
   static constexpr int kFieldAccessesPerPoint = 4;  // U, V read, U, V written
-  static constexpr bool kGridUnits = true;           // Du, Dv in points^2 per unit time
+  static constexpr bool kGridUnits = true;          // Du, Dv in points^2 per unit time
 
   struct Constants {
     double du = 0.16, dv = 0.08, feed = 0.035, kill = 0.065;
@@ -67,7 +67,7 @@ struct GrayScott {
     const FieldStats u = in.stats(0), v = in.stats(1);
     const double np = in.points();
     return {{"u_mean", u.sum / np}, {"v_mean", v.sum / np}, {"u_min", u.min},
-            {"u_max", u.max},       {"v_min", v.min},        {"v_max", v.max}};
+            {"u_max", u.max},       {"v_min", v.min},       {"v_max", v.max}};
   }
   // Nothing is conserved: the mean of V (how much has reacted) as it is.
   static constexpr Headline kHeadline = {1, "v_mean", "v_mean", false};
@@ -80,25 +80,49 @@ struct GrayScott {
   }
 
   static constexpr EquationKey<Constants> kKeys[] = {
-      {.key = "gray_scott.du", .kind = KeyKind::Float, .doc = "diffusivity of U (grid units: length = n gives spacing 1)",
-       .constant = &Constants::du, .min = 0},
+      {.key = "gray_scott.du",
+       .kind = KeyKind::Float,
+       .doc = "diffusivity of U (grid units: length = n gives spacing 1)",
+       .constant = &Constants::du,
+       .min = 0},
       {.key = "gray_scott.dv", .kind = KeyKind::Float, .doc = "diffusivity of V", .constant = &Constants::dv, .min = 0},
       {.key = "gray_scott.feed", .kind = KeyKind::Float, .doc = "feed rate F", .constant = &Constants::feed, .min = 0},
       {.key = "gray_scott.kill", .kind = KeyKind::Float, .doc = "kill rate k", .constant = &Constants::kill, .min = 0},
-      {.key = "gray_scott.seed", .kind = KeyKind::String,
-       .doc = "initial V: random cubes of (U, V) = (0.5, 0.25), or noise everywhere", .default_value = "\"cubes\"",
+      {.key = "gray_scott.seed",
+       .kind = KeyKind::String,
+       .doc = "initial V: random cubes of (U, V) = (0.5, 0.25), or noise everywhere",
+       .default_value = "\"cubes\"",
        .choices = "cubes|noise"},
-      {.key = "gray_scott.seed_count", .kind = KeyKind::Int, .doc = "number of seed cubes", .default_value = "12",
-       .min = 0, .max = 1e6},
-      {.key = "gray_scott.seed_size", .kind = KeyKind::Int, .doc = "edge of a seed cube in points", .default_value = "6",
-       .min = 1, .max = 1e5},
-      {.key = "gray_scott.noise", .kind = KeyKind::Float, .doc = "amplitude of the uniform noise added to U and V",
-       .default_value = "0.02", .min = 0, .max = 1},
-      {.key = "gray_scott.boundary_u", .kind = KeyKind::Float,
+      {.key = "gray_scott.seed_count",
+       .kind = KeyKind::Int,
+       .doc = "number of seed cubes",
+       .default_value = "12",
+       .min = 0,
+       .max = 1e6},
+      {.key = "gray_scott.seed_size",
+       .kind = KeyKind::Int,
+       .doc = "edge of a seed cube in points",
+       .default_value = "6",
+       .min = 1,
+       .max = 1e5},
+      {.key = "gray_scott.noise",
+       .kind = KeyKind::Float,
+       .doc = "amplitude of the uniform noise added to U and V",
+       .default_value = "0.02",
+       .min = 0,
+       .max = 1},
+      {.key = "gray_scott.boundary_u",
+       .kind = KeyKind::Float,
        .doc = "U held on fixed boundaries (1, with boundary_v = 0: the unreacted reservoir)",
-       .constant = &Constants::boundary_u, .min = 0, .max = 1},
-      {.key = "gray_scott.boundary_v", .kind = KeyKind::Float, .doc = "V held on fixed boundaries",
-       .constant = &Constants::boundary_v, .min = 0, .max = 1},
+       .constant = &Constants::boundary_u,
+       .min = 0,
+       .max = 1},
+      {.key = "gray_scott.boundary_v",
+       .kind = KeyKind::Float,
+       .doc = "V held on fixed boundaries",
+       .constant = &Constants::boundary_v,
+       .min = 0,
+       .max = 1},
   };
 };
 

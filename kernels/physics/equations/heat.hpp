@@ -51,14 +51,25 @@ struct Heat {
   static double fixed_boundary_value(const Constants&, int /*state_field*/, double grid_value) { return grid_value; }
 
   static constexpr EquationKey<Constants> kKeys[] = {
-      {.key = "heat.diffusivity", .kind = KeyKind::Float, .doc = "diffusivity D of du/dt = D lap u",
-       .constant = &Constants::diffusivity, .min = 0, .min_exclusive = true},
-      {.key = "heat.pulse_width", .kind = KeyKind::Float,
-       .doc = "standard deviation of the initial Gaussian pulse (length units)", .default_value = "0.05", .min = 0,
+      {.key = "heat.diffusivity",
+       .kind = KeyKind::Float,
+       .doc = "diffusivity D of du/dt = D lap u",
+       .constant = &Constants::diffusivity,
+       .min = 0,
        .min_exclusive = true},
-      {.key = "heat.amplitude", .kind = KeyKind::Float, .doc = "peak of the initial Gaussian pulse",
+      {.key = "heat.pulse_width",
+       .kind = KeyKind::Float,
+       .doc = "standard deviation of the initial Gaussian pulse (length units)",
+       .default_value = "0.05",
+       .min = 0,
+       .min_exclusive = true},
+      {.key = "heat.amplitude",
+       .kind = KeyKind::Float,
+       .doc = "peak of the initial Gaussian pulse",
        .default_value = "1.0"},
-      {.key = "heat.background", .kind = KeyKind::Float, .doc = "value added everywhere to the initial field",
+      {.key = "heat.background",
+       .kind = KeyKind::Float,
+       .doc = "value added everywhere to the initial field",
        .default_value = "0.0"},
   };
 };

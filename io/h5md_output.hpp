@@ -1,0 +1,70 @@
+// The H5MD/XDMF format: DIR/snapshots.d/step_<step>.h5 with the data of each output step
+// (io/step_files.hpp), DIR/snapshots.h5, the H5MD 1.1 index over them (io/snapshot_index.hpp),
+// and DIR/snapshots.xmf, the XDMF temporal collection ParaView opens directly (io/xdmf.hpp).
+// Always written: the index is the run's H5MD record. Written so that a run killed at any moment
+// leaves all of them readable up to the last complete snapshot: a step file appears by rename when
+// complete, then the index that names it is rewritten and renamed, then the .xmf likewise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/kernel_record.hpp"
+#include "io/output_format.hpp"
+#include "io/snapshot_index.hpp"
+#include "io/step_files.hpp"
+
+namespace tiersim {
+
+class H5mdOutput final : public OutputFormat {
+ public:
+  // A new run in DIR: creates snapshots.d/ (DIR must exist). Throws Error if DIR already holds
+  // snapshots, unless `overwrite`.
+  H5mdOutput(const std::string& dir, const RunInfo& info, bool double_precision, bool xdmf, bool overwrite);
+  // A restart in DIR: resume() gives it the snapshots it continues after.
+  H5mdOutput(const std::string& dir, bool xdmf);
+  ~H5mdOutput() override = default;
+
+  void write_particles(std::int64_t step, double time, const Bodies& b, double box_edge) override;
+  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                   const float* data) override;
+  void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                   const double* data) override;
+  // Observables: /observables/<name>/{step,time,value}.
+  void write_observables(std::int64_t step, double time, const std::vector<std::pair<std::string, double>>& values);
+  // /telemetry table (end of run). Appends: a resumed run adds its rows after the kept ones.
+  void write_telemetry(const std::vector<StepRecord>& rows, double peak_gbs, const std::string& peak_source);
+
+  // Order matters for a reader at any moment: step files complete, then the index that names
+  // them, then the .xmf that names both.
+  void commit() override;
+  // Adopts `kept` as the index, commits it and removes the step files it does not name.
+  void resume(const SnapshotIndex& kept) override;
+  std::vector<OwnedName> owned_names() const override { return names(); }
+  static std::vector<OwnedName> names() {
+    return {OwnedName::exact("", kIndexName), OwnedName::exact("", "snapshots.xmf"),
+            OwnedName::with_step(kStepDir, "step_", ".h5")};
+  }
+
+  // The step being written is not published (after a failed write, or when abandoned).
+  void drop_open_step();
+
+  const SnapshotIndex& index() const { return index_; }
+  bool dirty() const { return dirty_; }
+  const std::string& h5_path() const { return h5_path_; }
+  const std::string& xmf_path() const { return xmf_path_; }
+
+ private:
+  template <class T>
+  void write_field_data(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const T* data);
+
+  std::string dir_, h5_path_, xmf_path_;
+  bool xdmf_;
+  SnapshotIndex index_;
+  StepFileWriter steps_;
+  bool dirty_ = false;
+};
+
+}  // namespace tiersim

@@ -1,0 +1,177 @@
+// HostBuffer (kernels/staging.hpp) and the engines' Stager (staging.cuh).
+#include "kernels/cuda/staging.cuh"
+
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/device_info.hpp"
+
+namespace tiersim {
+
+HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  if (query_device().usable) {
+    const cudaError_t err = cudaMallocHost(&ptr_, bytes);
+    if (err == cudaSuccess) {
+      pinned_ = true;
+      return;
+    }
+    (void)cudaGetLastError();  // page-locking can fail (limits): fall back to pageable memory
+    ptr_ = nullptr;
+  }
+  ptr_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!ptr_) throw Error("out of host memory for an output staging buffer of " + format_bytes(double(bytes)));
+}
+
+void HostBuffer::release() noexcept {
+  if (!ptr_) return;
+  if (pinned_)
+    cudaFreeHost(ptr_);
+  else
+    std::free(ptr_);
+  ptr_ = nullptr;
+}
+
+HostBuffer::~HostBuffer() { release(); }
+
+HostBuffer::HostBuffer(HostBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)),
+      pinned_(std::exchange(o.pinned_, false)) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+    pinned_ = std::exchange(o.pinned_, false);
+  }
+  return *this;
+}
+
+namespace cuda {
+namespace {
+
+// Events around one copy on the copy stream; wait() synchronises on the stop event.
+class EventCopy final : public CopyInFlight {
+ public:
+  EventCopy(cudaStream_t copy, double bytes, const char* what) : bytes_(bytes), what_(what) {
+    TIERSIM_CUDA_CHECK(cudaEventCreate(&start_), what_);
+    TIERSIM_CUDA_CHECK(cudaEventCreate(&stop_), what_);
+    TIERSIM_CUDA_CHECK(cudaEventRecord(start_, copy), what_);
+  }
+  ~EventCopy() override {
+    if (!waited_) cudaEventSynchronize(stop_);  // the host buffer must not go while written
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  void finish(cudaStream_t copy) { TIERSIM_CUDA_CHECK(cudaEventRecord(stop_, copy), what_); }
+  cudaEvent_t stop() const { return stop_; }
+  void wait() override {
+    if (waited_) return;
+    TIERSIM_CUDA_CHECK(cudaEventSynchronize(stop_), "waiting for " + what_);
+    float ms = 0;
+    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_), what_);
+    ms_ = ms;
+    waited_ = true;
+  }
+  KernelRecord record() const override {
+    KernelRecord r;
+    r.kernel = "copy_device_to_host";
+    r.strategy = what_;
+    r.ms = ms_;
+    r.bytes_compulsory = r.bytes_modelled = bytes_;
+    r.work = bytes_;
+    r.work_unit = "bytes";
+    return r;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  double bytes_;
+  std::string what_;
+  double ms_ = 0;
+  bool waited_ = false;
+};
+
+}  // namespace
+
+Stager::Stager(cudaStream_t compute) : compute_(compute) {
+  TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "output copy stream");
+}
+
+Stager::~Stager() {
+  for (Slot& s : slots_)
+    if (s.done) {
+      cudaEventSynchronize(s.done);
+      cudaEventDestroy(s.done);
+    }
+  if (copy_) {
+    cudaStreamSynchronize(copy_);
+    cudaStreamDestroy(copy_);
+  }
+}
+
+std::unique_ptr<CopyInFlight> Stager::stage_box(const void* base, std::size_t elem, std::size_t pitch,
+                                                std::size_t plane, std::size_t x0, std::size_t y0, std::size_t z0,
+                                                std::size_t nx, std::size_t ny, std::size_t nz, void* dst,
+                                                const char* what) {
+  const std::size_t bytes = nx * ny * nz * elem;
+  // A packed buffer whose last copy to the host is done, else a new one.
+  Slot* free_slot = nullptr;
+  for (Slot& s : slots_)
+    if (cudaEventQuery(s.done) == cudaSuccess && (!free_slot || s.packed.bytes() >= bytes)) free_slot = &s;
+  (void)cudaGetLastError();  // cudaEventQuery's cudaErrorNotReady is not an error
+  if (!free_slot) {
+    slots_.emplace_back();
+    free_slot = &slots_.back();
+    TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&free_slot->done, cudaEventDisableTiming), what);
+  }
+  Slot& slot = *free_slot;
+  if (slot.packed.bytes() < bytes) {
+    slot.packed = DeviceBuffer();
+    slot.packed.allocate(bytes, std::string("output staging for ") + what);
+  }
+  // Packed device copy on the engine's stream: ordered after the step that wrote the field and
+  // before the next one that overwrites it.
+  if (plane % pitch != 0) throw Error(std::string("stage_box: plane stride not a whole number of rows for ") + what);
+  cudaMemcpy3DParms p{};
+  p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(base), pitch * elem, pitch * elem, plane / pitch);
+  p.srcPos = make_cudaPos(x0 * elem, y0, z0);
+  p.dstPtr = make_cudaPitchedPtr(slot.packed.data(), nx * elem, nx * elem, ny);
+  p.extent = make_cudaExtent(nx * elem, ny, nz);
+  p.kind = cudaMemcpyDeviceToDevice;
+  TIERSIM_CUDA_CHECK(cudaMemcpy3DAsync(&p, compute_), std::string("packing ") + what + " for output");
+  cudaEvent_t packed = nullptr;
+  TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&packed, cudaEventDisableTiming), what);
+  TIERSIM_CUDA_CHECK(cudaEventRecord(packed, compute_), what);
+  TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_, packed, 0), what);
+  cudaEventDestroy(packed);  // released once recorded work completes
+  auto c = std::make_unique<EventCopy>(copy_, double(bytes), what);
+  TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dst, slot.packed.data(), bytes, cudaMemcpyDeviceToHost, copy_),
+                     std::string("copying ") + what + " to the host");
+  c->finish(copy_);
+  TIERSIM_CUDA_CHECK(cudaEventRecord(slot.done, copy_), what);
+  return c;
+}
+
+std::unique_ptr<CopyInFlight> Stager::stage_flat(const void* src, std::size_t bytes, void* dst, const char* what) {
+  cudaEvent_t ready = nullptr;
+  TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
+  TIERSIM_CUDA_CHECK(cudaEventRecord(ready, compute_), what);
+  TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_, ready, 0), what);
+  cudaEventDestroy(ready);
+  auto c = std::make_unique<EventCopy>(copy_, double(bytes), what);
+  TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, copy_),
+                     std::string("copying ") + what + " to the host");
+  c->finish(copy_);
+  // The engine updates these arrays in place: its next launch waits for the copy.
+  TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(compute_, c->stop(), 0), what);
+  return c;
+}
+
+}  // namespace cuda
+}  // namespace tiersim

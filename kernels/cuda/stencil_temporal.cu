@@ -1,0 +1,819 @@
+// Temporal blocking of the stencil steps: one pass through HBM advances the fields by T time
+// steps (heat, wave, Gray-Scott; R = 1..4; fp32, fp64; periodic or fixed boundaries), the time
+// levels in between kept on chip. 2.5D streaming with overlapped tiles, as AN5D (CGO 2020) and
+// EBISU (ICS 2023) do it.
+//
+// The pass. A block holds a region of W0 x H0 points of every x-y plane (W0 = one warp of 16-byte
+// vectors: 128 fp32 / 64 fp64 points; H0 = BY warps x RY rows per thread) and marches along z.
+// Its output tile is the region less a halo of T R rows in y and xh = T R (rounded up to whole
+// vectors, so every load and store stays 16-byte aligned) points in x: (W0 - 2 xh) x (H0 - 2 T R).
+// At step i input plane i (level 0) has arrived; level t = 1..T then computes its plane i - t R,
+// which needs level t - 1 at planes i - t R - R .. i - t R + R, all on chip by then; level T goes
+// to global memory. Level t is valid on the region less t R per side, so it is computed only by
+// the warps whose rows meet rows t R .. H0 - t R (the levels shrink towards the output tile), and
+// the x halo lanes compute values no output depends on. Where the data lives:
+//  - level 0: a ring of 2R + 1 + D planes in shared memory, filled by cp.async D planes ahead of
+//    use (each thread copies its own vectors, so only its own cp.async.wait_group guards its z
+//    window; the centre plane that others read as y neighbours arrived R steps earlier);
+//  - levels 1..T-1: a register queue of 2R + 1 planes per level (each thread its own column: RY
+//    rows of one vector), rotated by unrolling the z loop 2R + 1 deep so that slots are
+//    compile-time indices (as stencil_kernels.cu's queues);
+//  - y neighbours: level 0 from the ring, level t - 1's centre plane through an exchange plane in
+//    shared memory (two, alternating, so one barrier per level suffices); x neighbours: warp
+//    shuffles from the lanes beside (a warp holds whole rows of the region);
+//  - the wave's second time level: u(t - dt) (only its centre: level 1 needs it at plane i - R)
+//    comes through a small ring of its own, and level t >= 2 takes level t - 2 from the queue (or
+//    the ring) below, so u(t) and u(t - dt) of every level are on chip; the pass writes u(t + T dt)
+//    and u(t + (T - 1) dt), the pair the next step needs.
+// T barriers per plane: one before level 1 (ring), one per exchange plane. T is a run-time value
+// up to the kernel's TMAX (a final partial pass uses the same kernel).
+//
+// Boundaries. No halo is read and none written. Periodic: every index is taken modulo n, so the
+// tiles at the edges read the wrapped rows, columns and planes themselves (x: element by element
+// where a vector straddles the edge). Fixed: a point outside the interior holds the boundary
+// value at every time level, as the single-step engine's halo does: level 0 is set to it on
+// load, and every later level sets it again after the update.
+//
+// Bit-identical to the single-step kernels (stencil_kernels.cu): the arithmetic is
+// kernels/physics/stencil.hpp's (laplacian<R>, heat_update, wave_update, gray_scott_update) on
+// the same neighbour values in the same order, so heat and wave match bit for bit, periodic and
+// fixed, fp32 and fp64 (the tests require it). Gray-Scott is the same order too, but u v^2 is
+// used twice and where the compiler fuses the multiply-adds around it is its choice per kernel:
+// expected bit for bit, tested against a relative bound (1e-5 fp32, 1e-12 fp64).
+//
+// What bounds it (H100/H200: 132 SMs, ~1.75 GHz under load; per SM and clock 128 B of shared
+// memory (one 128-byte wavefront), 4 warp instructions, 64 fp64 FMA). Per warp and level a
+// thread updates RY rows x VW points. Wavefronts per warp and plane: level 1 (from the ring)
+// 4 (RY + 2R + 2R RY) for the centre rows, y rows and z window, 2R RY shuffles (x, 4-byte lanes;
+// fp64 twice); each later level 4 (RY + 2R) for the exchange store and the y rows, 2R RY shuffles;
+// the ring fill 4 RY. Issue: the Laplacian is 1 + 6R floating-point instructions per point
+// (FMUL, then an FADD and an FFMA per neighbour pair), the update 1-3, and the loads, shuffles,
+// selects and loop 2-4 more. Per point update, fp32, default shapes:
+//   R = 1, RY = 2, T = 4: 0.10 clk of shared memory (9.8 updates/clk/SM), ~11 instructions (11.6);
+//   R = 2, RY = 2, T = 3: 0.18 clk (5.6 updates/clk), ~18 instructions (7.1);
+//   R = 4, RY = 4, T = 2: 0.30 clk (3.4 updates/clk), ~31 instructions (4.1);
+//   fp64 R = 1, T = 4: 0.23 clk (4.3 updates/clk), 8 fp64 operations (8 at 64 FMA/clk).
+// Redundant work at 512^3 (updates per useful point-step): y, the levels on rows t R .. H0 - t R
+// at warp granularity (R = 1, 24-row region: (24 + 20 + 20 + 16) / (4 x 16) = 1.25; R = 2, T = 3:
+// 48 / 36 = 1.33; R = 4, 32 rows: 40 / 32 = 1.25); x, a warp computes all 128 columns for 120 or
+// 112 outputs and 512 columns take 5 such tiles (640 / 512 = 1.25: the one power-of-two loss);
+// z, each chunk re-reads 2 T R planes (~3%). So ~1.6 (R = 1), ~1.7 (R = 2), ~1.6 (R = 4).
+// Against the targets (the single-step kernels at 512^3 on an H100: 0.414, 0.457 and 0.455 ms
+// per step at R = 1, 2, 4; fp64 R = 1 about 0.86): 1.6x at R = 1 needs 2.2 useful point-steps per
+// clock and SM, 3.6 updates: 37% of the shared-memory bound, 31% of issue; 1.4x at R = 2 needs
+// 3.0 updates (54%, 42%); fp64 1.4x at R = 1 needs 1.5 (35%, 19% of the fp64 pipe); 1.25x at R = 4
+// needs 2.6 updates: 75% of the shared-memory bound, and the R = 4 kernels spill (below), so R = 4
+// is expected near or under 1x; the 512-wide x quantization alone costs it 20%. DRAM is no longer
+// the bound: a pass reads each field once (its halo rows once more, mostly from L2) and writes it
+// once for T steps, i.e. 2 / T of a step's bytes per step.
+// Register capacity is what caps T and the region: the queues hold (T - 1)(2R + 1) RY vectors per
+// thread (R = 1, T = 4, RY = 2: 72 registers; R = 4, T = 2, RY = 4: 144), and level 1's loads
+// another 4 (RY + 2R + 2R RY) registers, against 65536 per SM for one block of BY warps. Shared
+// memory holds the ring, the exchange planes and the wave's ring: (2R + 1 + D + NNB + NBP) planes
+// of H0 x 512 B; at R = 4 one region of 32 rows takes 176-208 KB, so one block per SM.
+//
+// Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted):
+//   R = 1, TMAX 4: 12 x 2, D 2 (default; 84 / 120 KB): 154 / 162 registers, no spills;
+//                  8 x 4, D 2 (112 / 160 KB): 254 / 254, no spills; 16 x 2 (heat): 128, 52 B spilled;
+//   R = 2, TMAX 3: 12 x 2, D 2 (default; 108 / 144 KB): 168 / 168, heat 32 B spilled;
+//                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 64 B spilled;
+//   R = 3, TMAX 2: 12 x 2, D 2 (120 / 156 KB): 167 / 168, no spills;
+//   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 792 / 1068 B spilled;
+//                  12 x 2, D 1 (132 / 156 KB): 168, 668 / 944 B spilled;
+//   fp64 (the same bytes per vector): R = 1 12 x 2 155 / 158, 8 x 4 (heat) 254, no spills; R = 2 168,
+//   wave 8 B spilled; R = 3 168; R = 4 8 x 4 255, 380 / 400 B spilled;
+//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB): fp32 168, fp64 183, no spills.
+// R = 4 does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a
+// 9-plane queue exceed the register file for any region tall enough to keep an output (2 T R = 16
+// rows of halo). What would: the queue only for the rows level 2 reads in z (rows 2R .. H0 - 2R),
+// the outer rows of level 1 passed on through a shared delay ring of R + 1 planes.
+//
+// How many steps (temporal_default_steps): T = 4 at R = 1, 3 at R = 2, 2 at R = 3, 4 and for
+// Gray-Scott (two fields: twice the queues), clamped by the shape's TMAX, lowered to 2 where the
+// whole state fits in half the device's L2 (the single-step kernels then run from L2 and the
+// redundant work weighs more), and while less than a quarter of the region would be output.
+// Why these: the queue registers grow as (T - 1)(2R + 1), the output share of a 24-row region as
+// 1 - 2 T R / 24 (R = 1: 0.67 at T = 4, 0.58 at T = 5; R = 2: 0.5 at T = 3, 0.33 at T = 4), while
+// the DRAM bytes per step fall as 2 / T: past these T the redundant work and the queues cost more
+// than the bytes saved. The shape: the first that fits the device's shared memory per block; the
+// z chunk: from the SM count and the occupancy (waves x planes per block, as the ring kernel).
+// base/hd.hpp gives nvcc's host pass GCC's "#pragma GCC unroll", which nvcc's front end does not
+// know (warning 1675, from kernels/physics/stencil.hpp; stencil_cuda.cu shows it too): not ours.
+#pragma nv_diag_suppress 1675
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/stencil_temporal.cuh"
+#include "kernels/device_info.hpp"
+#include "kernels/stencil_engine.hpp"
+
+namespace tiersim::cuda {
+namespace {
+
+constexpr int kHeat = 0, kWave = 1, kGrayScott = 2;
+
+// ---- 16-byte vectors and cp.async --------------------------------------------------------------
+// Duplicated from kernels/cuda/stencil_kernels.cu (V, ld16, st16, cp_async16,
+// cp_async_commit, cp_async_wait_group), to be merged into the shared PTX helper header when it
+// lands; cp_async_elem (the 4- and 8-byte .ca form) and splat16 are new here.
+template <class T>
+struct alignas(16) V {
+  static constexpr int n = 16 / sizeof(T);
+  T e[n];
+};
+
+__device__ __forceinline__ V<float> ld16(const float* p) {
+  const float4 f = *reinterpret_cast<const float4*>(p);
+  return {{f.x, f.y, f.z, f.w}};
+}
+__device__ __forceinline__ V<double> ld16(const double* p) {
+  const double2 f = *reinterpret_cast<const double2*>(p);
+  return {{f.x, f.y}};
+}
+__device__ __forceinline__ void st16(float* p, const V<float>& v) {
+  *reinterpret_cast<float4*>(p) = make_float4(v.e[0], v.e[1], v.e[2], v.e[3]);
+}
+__device__ __forceinline__ void st16(double* p, const V<double>& v) {
+  *reinterpret_cast<double2*>(p) = make_double2(v.e[0], v.e[1]);
+}
+template <class T>
+__device__ __forceinline__ V<T> splat16(T x) {
+  V<T> v;
+#pragma unroll
+  for (int i = 0; i < V<T>::n; ++i) v.e[i] = x;
+  return v;
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// 16 bytes global -> shared, bypassing L1 (.cg); both addresses 16-byte aligned.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(smem)), "l"(gmem) : "memory");
+}
+// One scalar (4 or 8 bytes) global -> shared (.ca: the only form for sizes below 16).
+template <int N>
+__device__ __forceinline__ void cp_async_elem(void* smem, const void* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "n"(N) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ int wrap(int i, int n) {
+  const int m = i % n;
+  return m < 0 ? m + n : m;
+}
+
+// ---- the kernel ---------------------------------------------------------------------------------
+template <class T>
+struct TArgs {
+  const T* in[2];  // heat {u}; wave {u(t), u(t - dt)}; gray-scott {U, V}: interior point (0,0,0)
+  T* out[2];       // heat {u}; wave {u(t + T dt), u(t + (T-1) dt)}; gray-scott {U, V}
+  int nx, ny, nz;
+  long long sy, sz;
+  int steps;       // T, the time levels this pass advances (1..TMAX)
+  int xh;          // x halo of the region: T R rounded up to whole 16-byte vectors
+  int wout, hout;  // output tile: W0 - 2 xh points by H0 - 2 T R rows
+  int zchunk;      // output planes per block
+  int fixed;       // Boundary::Fixed: points outside the interior hold bv at every level
+  T bv[2];
+  T p[5];  // heat: dt D; wave: (c dt)^2; gray-scott: dt, Du, Dv, F, k
+  StencilCoeffs<T> co;
+};
+
+template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
+struct Geo {
+  static constexpr int VW = V<T>::n;                             // points per 16-byte vector
+  static constexpr int W0 = 32 * VW;                             // region width: one warp, one vector per lane
+  static constexpr int H0 = BY * RY;                             // region height
+  static constexpr int Q = 2 * R + 1;                            // z window of one level (register queue length)
+  static constexpr int NF = EQ == kGrayScott ? 2 : 1;            // fields with neighbours
+  static constexpr int NB0 = 2 * R + 1 + D;                      // input ring: the z window and D planes in flight
+  static constexpr int NNB = TMAX >= 3 ? 2 : TMAX == 2 ? 1 : 0;  // exchange planes of levels 1..T-1
+  static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;             // register queues: levels 1..TMAX-1
+  static constexpr int NBP = EQ == kWave ? D + 1 : 0;            // the wave's u(t - dt): own column, D planes ahead
+  static constexpr int PL = W0 * H0;                             // one field's plane in shared memory (elements)
+  static constexpr std::size_t smem_bytes = (std::size_t(NB0 + NNB) * NF + NBP) * PL * sizeof(T);
+};
+
+// One level's update of a thread's RY x VW points: C the centre plane (own rows), YS the rows
+// beyond them (y neighbours), Z(f, r, d) the own column at z offset d, UP(r) the wave's level below.
+// (A function, not a generic lambda in the kernel: cudafe++ 13.0 crashes on those.)
+template <class T, int R, int EQ, int NF, int RY, class ZF, class UF>
+__device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[NF][RY], const V<T> (&YS)[NF][2 * R],
+                                             const ZF& Z, const UF& UP, V<T> (&res)[NF][RY]) {
+  constexpr int VW = V<T>::n;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    // x neighbours beyond the vector, positions -R..-1 and VW..VW+R-1, from the lanes beside (the
+    // region's first and last lanes get garbage: the x halo, never an output's dependency).
+    T XS[NF][2 * R];
+#pragma unroll
+    for (int f = 0; f < NF; ++f)
+#pragma unroll
+      for (int j = 0; j < R; ++j) {
+        const int pl = j - R, dl = (-pl + VW - 1) / VW, el = pl + dl * VW;
+        XS[f][j] = __shfl_up_sync(0xffffffffu, C[f][r].e[el], dl);
+        const int pr = VW + j, dr = pr / VW, er = pr % VW;
+        XS[f][R + j] = __shfl_down_sync(0xffffffffu, C[f][r].e[er], dr);
+      }
+    T lap[NF][VW];
+#pragma unroll
+    for (int f = 0; f < NF; ++f)
+#pragma unroll
+      for (int e = 0; e < VW; ++e)
+        lap[f][e] = laplacian<R>(a.co, C[f][r].e[e], [&](int axis, int d) -> T {
+          if (axis == 0) {
+            const int x = e + d;
+            return x < 0 ? XS[f][x + R] : x >= VW ? XS[f][x - VW + R] : C[f][r].e[x];
+          }
+          if (axis == 1) {
+            const int y = r + d;
+            return y < 0 ? YS[f][y + R].e[e] : y >= RY ? YS[f][y - RY + R].e[e] : C[f][y].e[e];
+          }
+          return Z(f, r, d).e[e];
+        });
+    if constexpr (EQ == kWave) {
+      const V<T> up = UP(r);
+#pragma unroll
+      for (int e = 0; e < VW; ++e)
+        res[0][r].e[e] = wave_update(C[0][r].e[e], up.e[e], lap[0][e], WaveParams<T>{a.p[0]});
+    } else {
+#pragma unroll
+      for (int e = 0; e < VW; ++e) {
+        if constexpr (EQ == kHeat) {
+          res[0][r].e[e] = heat_update(C[0][r].e[e], lap[0][e], HeatParams<T>{a.p[0]});
+        } else {
+          gray_scott_update(C[0][r].e[e], C[NF - 1][r].e[e], lap[0][e], lap[NF - 1][e],
+                            GrayScottParams<T>{a.p[0], a.p[1], a.p[2], a.p[3], a.p[4]}, res[0][r].e[e],
+                            res[NF - 1][r].e[e]);
+        }
+      }
+    }
+  }
+}
+
+template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
+__global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
+  using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
+  constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL, NQ = G::NQ;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* const ring = reinterpret_cast<T*>(smem_raw);  // [NB0][NF][H0][W0]: level 0, planes i-2R .. i+D
+  T* const xbuf = ring + NB0 * NF * PL;            // [NNB][NF][H0][W0]: centre planes of levels 1..T-1
+  T* const pring = xbuf + G::NNB * NF * PL;        // [NBP][H0][W0]: the wave's u(t - dt), own column
+
+  const int lane = threadIdx.x, r0 = threadIdx.y * RY;  // this thread: lane's vector, rows r0 .. r0+RY-1
+  const int steps = a.steps, TR = steps * R;
+  const int ox0 = blockIdx.x * a.wout, oy0 = blockIdx.y * a.hout;  // output tile origin
+  const int gx = ox0 - a.xh + lane * VW;  // global x of this lane's vector (region x0 = ox0 - xh)
+  const int gy0 = oy0 - TR + r0;          // global y of row r0 (region y0 = oy0 - T R)
+  const int zo0 = blockIdx.z * a.zchunk, zo1 = min(zo0 + a.zchunk, a.nz);
+  const int i0 = zo0 - TR, iend = zo1 + TR;  // input planes this block reads
+  const int sown = r0 * W0 + lane * VW;      // shared offset of this thread's first vector
+  const bool fixed = a.fixed != 0;
+
+  // Where this thread's vectors come from. Loads only inside the region the output depends on
+  // (partial tiles at the far edges skip the rest); x: one 16-byte copy where the vector lies in
+  // the interior, else element by element (wrapped, or the boundary value).
+  const bool xneed = gx < min(ox0 + a.wout, a.nx) + a.xh;
+  const bool xvec = gx >= 0 && gx + VW <= a.nx;
+  unsigned xin = 0;  // bit e: element e is an interior point (periodic: always)
+#pragma unroll
+  for (int e = 0; e < VW; ++e) xin |= unsigned(!fixed || (gx + e >= 0 && gx + e < a.nx)) << e;
+  // Row offset of element e of a vector that is not wholly inside (periodic: wrapped); computed
+  // where used, the edge lanes' slow path, instead of held in registers through the z loop.
+  auto xoff = [&](int e) { return fixed ? gx + e : wrap(gx + e, a.nx); };
+  const int yneed1 = min(oy0 + a.hout, a.ny) + TR;
+  int yrw[RY];  // the row read for row r: wrapped (periodic), or the row itself (fixed, if interior)
+  unsigned yload = 0, yin = 0, yprev = 0;  // bit r: row r is loaded / interior / reads u(t - dt)
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    const int gy = gy0 + r;
+    const bool in = !fixed || (gy >= 0 && gy < a.ny);
+    const bool ld = xneed && gy < yneed1;
+    yload |= unsigned(ld) << r;
+    yin |= unsigned(in) << r;
+    yprev |= unsigned(ld && r0 + r >= R && r0 + r < H0 - R) << r;
+    yrw[r] = fixed ? (in ? gy : 0) : wrap(gy, a.ny);
+  }
+  const unsigned xall = (1u << VW) - 1;
+  // Output: rows T R .. H0 - T R - 1 of the region, lanes xh .. W0 - xh - 1, interior only.
+  unsigned orow = 0;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) orow |= unsigned(r0 + r >= TR && r0 + r < H0 - TR && gy0 + r < a.ny) << r;
+  const bool olane = lane * VW >= a.xh && lane * VW < W0 - a.xh && gx < a.nx;
+
+  // One vector of field f at plane z, row r of this thread, into shared memory (cp.async; the
+  // boundary value where the point is outside the interior; zin: plane z is interior (fixed)).
+  auto copy_vec = [&](T* dst, const T* field, long long zo, bool zin, int r, T bv) {
+    if (!zin || !((yin >> r) & 1u)) {
+      st16(dst, splat16(bv));
+      return;
+    }
+    const T* const src = field + zo + (long long)yrw[r] * a.sy;
+    if (xvec) {
+      cp_async16(dst, src + gx);
+    } else {
+#pragma unroll
+      for (int e = 0; e < VW; ++e)
+        if ((xin >> e) & 1u)
+          cp_async_elem<int(sizeof(T))>(dst + e, src + xoff(e));
+        else
+          dst[e] = bv;
+    }
+  };
+  // Level 0 of plane cz into ring slot `slot`, and the wave's u(t - dt) of plane cz - R (which
+  // level 1 reads at the step that reads plane cz) into slot `pslot` of its own ring: one
+  // cp.async group per call (empty past the end), so that wait_group counts planes.
+  int cz = i0;
+  auto copy_plane = [&](int slot, int pslot) {
+    if (cz < iend) {
+      const bool zin = !fixed || (cz >= 0 && cz < a.nz);
+      const long long zo = (long long)(fixed ? cz : wrap(cz, a.nz)) * a.sz;
+#pragma unroll
+      for (int f = 0; f < NF; ++f)
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          if ((yload >> r) & 1u) copy_vec(ring + (slot * NF + f) * PL + sown + r * W0, a.in[f], zo, zin, r, a.bv[f]);
+      if constexpr (EQ == kWave) {
+        const int zp = cz - R;
+        const bool pin = !fixed || (zp >= 0 && zp < a.nz);
+        const long long po = (long long)(fixed ? zp : wrap(zp, a.nz)) * a.sz;
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          if ((yprev >> r) & 1u) copy_vec(pring + pslot * PL + sown + r * W0, a.in[1], po, pin, r, a.bv[1]);
+      }
+    }
+    cp_async_commit();
+    ++cz;
+  };
+
+  auto warp_active = [&](int t) { return r0 + RY > t * R && r0 < H0 - t * R; };  // rows meet t R .. H0 - t R
+  // Shared offset of region row `row` at this lane (rows outside the region clamp: garbage rows,
+  // read only for points no output depends on).
+  auto yrow = [&](int row) { return min(max(row, 0), H0 - 1) * W0 + lane * VW; };
+
+  // Fixed boundaries: points outside the interior hold the boundary value at every level.
+  auto fix_row = [&](V<T>(&v)[NF], int r, int k) {
+    if (!fixed) return;
+    const bool in = k >= 0 && k < a.nz && ((yin >> r) & 1u);
+    if (in && xin == xall) return;
+#pragma unroll
+    for (int e = 0; e < VW; ++e)
+      if (!(in && ((xin >> e) & 1u)))
+#pragma unroll
+        for (int f = 0; f < NF; ++f) v[f].e[e] = a.bv[f];
+  };
+  // The last level of the pass: its interior points of the output tile to global memory; the
+  // wave's second output is the level below (c1: its centre plane).
+  auto output_row = [&](const V<T>(&v)[NF], const V<T>& c1, int r, int k) {
+    if (!olane || !((orow >> r) & 1u)) return;
+    const long long o = (long long)k * a.sz + (long long)(gy0 + r) * a.sy + gx;
+    const V<T>& o1 = EQ == kWave ? c1 : v[NF - 1];
+    if (gx + VW <= a.nx) {
+      st16(a.out[0] + o, v[0]);
+      if constexpr (EQ != kHeat) st16(a.out[1] + o, o1);
+    } else {
+      for (int e = 0; e < VW && gx + e < a.nx; ++e) {
+        a.out[0][o + e] = v[0].e[e];
+        if constexpr (EQ != kHeat) a.out[1][o + e] = o1.e[e];
+      }
+    }
+  };
+  // The same for all RY rows of a level (C: the level below, the wave's second output).
+  auto finish = [&](V<T>(&res)[NF][RY], const V<T>(&C)[NF][RY], int k, bool last, V<T>(&dst)[NF][RY]) {
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      V<T> v[NF];
+#pragma unroll
+      for (int f = 0; f < NF; ++f) v[f] = res[f][r];
+      fix_row(v, r, k);
+      if (last) {
+        output_row(v, C[0][r], r, k);
+      } else {
+#pragma unroll
+        for (int f = 0; f < NF; ++f) dst[f][r] = v[f];
+      }
+    }
+  };
+
+  // q[L-1][slot][f][r]: level L (1..TMAX-1) of plane p in slot (p + L R - i0) mod Q, so that at
+  // step s of an unrolled round every level's newest plane goes to slot s (the one its plane
+  // 2R + 1 below held), and the slots of a level's z window are compile-time indices.
+  V<T> q[NQ][Q][NF][RY];
+#pragma unroll
+  for (int l = 0; l < NQ; ++l)
+#pragma unroll
+    for (int j = 0; j < Q; ++j)
+#pragma unroll
+      for (int f = 0; f < NF; ++f)
+#pragma unroll
+        for (int r = 0; r < RY; ++r) q[l][j][f][r] = splat16(T(0));
+
+#pragma unroll
+  for (int d = 0; d < D; ++d) copy_plane(d, d);
+  int sl = 0;                                                              // ring slot of plane i: (i - i0) mod NB0
+  int psl = 0;                                                             // the wave's: (i - i0) mod (D + 1)
+  auto rslot = [&](int j) { return sl - j < 0 ? sl - j + NB0 : sl - j; };  // slot of plane i - j
+
+  for (int ib = i0; ib < iend; ib += Q) {
+#pragma unroll
+    for (int s = 0; s < Q; ++s) {
+      const int i = ib + s;
+      if (i >= iend) break;          // block-uniform
+      cp_async_wait_group<D - 1>();  // this thread's copies of plane i have landed
+      // Everyone's copies of plane i - R have landed (waited R steps ago); the slot of plane
+      // i - 2R - 1 is free (last read at the previous step).
+      __syncthreads();
+      copy_plane(sl + D >= NB0 ? sl + D - NB0 : sl + D, psl == 0 ? D : psl - 1);
+
+      // Level 1 at plane i - R, from the ring: centre rows, y neighbours and the own column's z
+      // window are shared loads.
+      if (i >= i0 + 2 * R && warp_active(1)) {
+        const int sc = rslot(R);
+        V<T> C[NF][RY], YS[NF][2 * R], res[NF][RY];
+#pragma unroll
+        for (int f = 0; f < NF; ++f) {
+          const T* const b = ring + (sc * NF + f) * PL;
+#pragma unroll
+          for (int r = 0; r < RY; ++r) C[f][r] = ld16(b + sown + r * W0);
+#pragma unroll
+          for (int j = 0; j < R; ++j) {
+            YS[f][j] = ld16(b + yrow(r0 - R + j));
+            YS[f][R + j] = ld16(b + yrow(r0 + RY + j));
+          }
+        }
+        auto Z = [&](int f, int r, int d) { return ld16(ring + (rslot(R - d) * NF + f) * PL + sown + r * W0); };
+        auto UP = [&](int r) { return ld16(pring + psl * PL + sown + r * W0); };
+        level_update<T, R, EQ, NF, RY>(a, C, YS, Z, UP, res);
+        finish(res, C, i - R, steps == 1, q[0][s]);
+      }
+
+      // Levels 2..T at planes i - t R, from the register queues; the centre plane of level t - 1
+      // passes through shared memory for the y and x neighbours (exchange plane t & 1: a
+      // barrier always lies between a plane's readers and its next writer).
+#pragma unroll
+      for (int t = 2; t <= TMAX; ++t) {
+        if (t > steps) break;            // block-uniform
+        const int L = t - 2;             // queue of level t - 1
+        const int cs = (s - R + Q) % Q;  // its centre slot: plane i - t R
+        T* const xb = xbuf + ((t & 1) && G::NNB > 1 ? 1 : 0) * NF * PL;
+        if (warp_active(t - 1)) {
+          // Only the rows others read as y neighbours: R at each end of this thread's rows.
+#pragma unroll
+          for (int f = 0; f < NF; ++f)
+#pragma unroll
+            for (int r = 0; r < RY; ++r)
+              if (r < R || r >= RY - R) st16(xb + f * PL + sown + r * W0, q[L][cs][f][r]);
+        }
+        __syncthreads();
+        if (i >= i0 + 2 * t * R && warp_active(t)) {
+          V<T> YS[NF][2 * R], res[NF][RY];
+#pragma unroll
+          for (int f = 0; f < NF; ++f)
+#pragma unroll
+            for (int j = 0; j < R; ++j) {
+              YS[f][j] = ld16(xb + f * PL + yrow(r0 - R + j));
+              YS[f][R + j] = ld16(xb + f * PL + yrow(r0 + RY + j));
+            }
+          auto Z = [&](int f, int r, int d) -> const V<T>& { return q[L][(s + d - R + 2 * Q) % Q][f][r]; };
+          // The wave's level t - 2 at plane i - t R: the ring's plane i - 2R (t = 2), else the
+          // oldest slot of queue t - 2.
+          auto UP = [&](int r) -> V<T> {
+            if (t == 2) return ld16(ring + rslot(2 * R) * NF * PL + sown + r * W0);
+            return q[t >= 3 ? t - 3 : 0][(s + 1) % Q][0][r];
+          };
+          level_update<T, R, EQ, NF, RY>(a, q[L][cs], YS, Z, UP, res);
+          finish(res, q[L][cs], i - t * R, t == TMAX || t == steps, q[t - 1 < NQ ? t - 1 : NQ - 1][s]);
+        }
+      }
+      if (++sl == NB0) sl = 0;
+      if (EQ == kWave && ++psl == D + 1) psl = 0;
+    }
+  }
+  cp_async_wait_group<0>();
+}
+
+// ---- drivers ------------------------------------------------------------------------------------
+int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
+int eq_index(Equation e) { return e == Equation::Heat ? kHeat : e == Equation::Wave ? kWave : kGrayScott; }
+const char* eq_tag(int eq) { return eq == kHeat ? "heat" : eq == kWave ? "wave" : "gray_scott"; }
+
+template <class T>
+struct Entry {
+  TemporalShape shape;
+  const void* kernel;
+  void (*launch)(const TArgs<T>&, dim3, cudaStream_t);
+};
+
+template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
+void add(std::vector<Entry<T>>& v) {
+  using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
+  static_assert(G::smem_bytes <= 227 * 1024, "a shape must fit Hopper's 227 KB of shared memory per block");
+  Entry<T> e;
+  e.shape.block_y = BY, e.shape.rows_per_thread = RY, e.shape.planes_ahead = D, e.shape.max_steps = TMAX;
+  e.shape.width = G::W0, e.shape.height = G::H0, e.shape.smem_bytes = G::smem_bytes;
+  e.kernel = reinterpret_cast<const void*>(&stencil_temporal_kernel<T, R, EQ, TMAX, BY, RY, D>);
+  e.launch = [](const TArgs<T>& a, dim3 g, cudaStream_t s) {
+    stencil_temporal_kernel<T, R, EQ, TMAX, BY, RY, D><<<g, dim3(32, BY), G::smem_bytes, s>>>(a);
+  };
+  v.push_back(e);
+}
+
+// The instantiated shapes (BY warps x RY rows per thread, D planes ahead, TMAX), the default
+// first; the others for the sweeps (TIERSIM_TEMPORAL_SHAPE, the benchmark). Registers and spills
+// of each: the file header. Second shapes only where a sweep is wanted (fp32, fp64 heat R = 1):
+// every kernel here is unrolled 2R + 1 planes x TMAX levels deep, and compile time adds up.
+template <class T, int EQ>
+void build_entries(std::vector<Entry<T>>& v, int R) {
+  constexpr bool f32 = std::is_same_v<T, float>;
+  if constexpr (EQ == kGrayScott) {
+    if (R == 1) add<T, 1, EQ, 2, 8, 2, 2>(v);
+    return;
+  } else {
+    switch (R) {
+      case 1:
+        add<T, 1, EQ, 4, 12, 2, 2>(v);
+        if constexpr (f32 || EQ == kHeat) add<T, 1, EQ, 4, 8, 4, 2>(v);
+        if constexpr (f32 && EQ == kHeat) add<T, 1, EQ, 4, 16, 2, 2>(v);
+        break;
+      case 2:
+        add<T, 2, EQ, 3, 12, 2, 2>(v);
+        if constexpr (f32) add<T, 2, EQ, 3, 8, 4, 2>(v);
+        break;
+      case 3:
+        add<T, 3, EQ, 2, 12, 2, 2>(v);
+        break;
+      case 4:
+        add<T, 4, EQ, 2, 8, 4, 1>(v);
+        if constexpr (f32) add<T, 4, EQ, 2, 12, 2, 1>(v);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+template <class T>
+const std::vector<Entry<T>>& entries(int eq, int R) {
+  static std::once_flag once;
+  static std::vector<Entry<T>> tab[3][kMaxRadius + 1];
+  std::call_once(once, [] {
+    for (int r = 1; r <= kMaxRadius; ++r) {
+      build_entries<T, kHeat>(tab[kHeat][r], r);
+      build_entries<T, kWave>(tab[kWave][r], r);
+      build_entries<T, kGrayScott>(tab[kGrayScott][r], r);
+    }
+  });
+  static const std::vector<Entry<T>> none;
+  return R >= 1 && R <= kMaxRadius ? tab[eq][R] : none;
+}
+
+std::string shape_text(const TemporalShape& s) {
+  return std::to_string(s.block_y) + "," + std::to_string(s.rows_per_thread) + "," + std::to_string(s.planes_ahead);
+}
+
+// The shape a launch uses: opt.shape, else TIERSIM_TEMPORAL_SHAPE=BY,RY,P, else the first that fits
+// the device's shared memory per block.
+template <class T>
+int pick_shape(const std::vector<Entry<T>>& v, int eq, int R, const TemporalOptions& opt, std::size_t smem_optin) {
+  const std::string what = std::string("temporal ") + eq_tag(eq) + " R=" + std::to_string(R) +
+                           (std::is_same_v<T, float> ? " fp32" : " fp64");
+  if (v.empty()) throw Error(what + ": no temporally blocked kernel (Gray-Scott: R = 1 only)");
+  std::string built;
+  for (const Entry<T>& e : v) {
+    if (!built.empty()) built += ' ';
+    built += shape_text(e.shape);
+  }
+  auto fits = [&](int i) {
+    if (smem_optin && v[i].shape.smem_bytes > smem_optin)
+      throw Error(what + ": shape " + shape_text(v[i].shape) + " needs " + std::to_string(v[i].shape.smem_bytes) +
+                  " B of shared memory per block, the device allows " + std::to_string(smem_optin));
+    return i;
+  };
+  if (opt.shape >= 0) {
+    if (opt.shape >= int(v.size()))
+      throw Error(what + ": shape index " + std::to_string(opt.shape) + " not built (shapes BY,RY,P: " + built + ")");
+    return fits(opt.shape);
+  }
+  if (const char* env = std::getenv("TIERSIM_TEMPORAL_SHAPE"); env && *env) {
+    int by = 0, ry = 0, pa = 0;
+    if (std::sscanf(env, "%d,%d,%d", &by, &ry, &pa) != 3)
+      throw Error(std::string("TIERSIM_TEMPORAL_SHAPE must be BY,RY,P, not '") + env + "'");
+    for (int i = 0; i < int(v.size()); ++i)
+      if (v[i].shape.block_y == by && v[i].shape.rows_per_thread == ry && v[i].shape.planes_ahead == pa) return fits(i);
+    throw Error(what + ": TIERSIM_TEMPORAL_SHAPE=" + env + " not built (shapes BY,RY,P: " + built + ")");
+  }
+  for (int i = 0; i < int(v.size()); ++i)
+    if (!smem_optin || v[i].shape.smem_bytes <= smem_optin) return i;
+  return fits(0);  // throws with the sizes
+}
+
+// x halo of a pass of T steps: T R rounded up to whole 16-byte vectors (the region's loads and
+// the output tile stay 16-byte aligned).
+int x_halo(int T, int R, int vw) { return (T * R + vw - 1) / vw * vw; }
+
+// The default fused step count (see "How many steps" in the file header).
+int default_steps(int eq, int R, const TemporalShape& sh, int vw, std::size_t state_bytes, std::size_t l2_bytes) {
+  int T = eq == kGrayScott ? 2 : R == 1 ? 4 : R == 2 ? 3 : 2;
+  T = std::min(T, sh.max_steps);
+  // A state that fits in half the L2 is read from L2 by the single-step kernels too: there the
+  // pass saves L2, not DRAM, traffic and the redundant halo work weighs more.
+  if (l2_bytes && state_bytes * 2 <= l2_bytes) T = std::min(T, 2);
+  // Keep at least a quarter of the region as output.
+  while (T > 1 && 4LL * (sh.height - 2 * T * R) * (sh.width - 2 * x_halo(T, R, vw)) < 1LL * sh.height * sh.width) --T;
+  return T;
+}
+
+// Output planes per block: the chunk count that minimises (waves of blocks) x (planes a block
+// reads: its chunk plus 2 T R), as stencil_kernels.cu's ring kernel does.
+int choose_zchunk(int requested, long long tiles_xy, int nz, long long slots, int overhead) {
+  if (requested > 0) return std::min(requested, nz);
+  int best = nz;
+  double best_cost = 1e300;
+  for (int c = 1; c <= nz; ++c) {
+    const int zc = ceil_div(nz, c);
+    if (c > 1 && zc == ceil_div(nz, c - 1)) continue;
+    const double waves = double((tiles_xy * ceil_div(nz, zc) + slots - 1) / std::max(1LL, slots));
+    const double cost = waves * (zc + overhead);
+    if (cost < best_cost * 0.999) best_cost = cost, best = zc;
+  }
+  return best;
+}
+
+std::mutex g_configured_mutex;
+std::set<std::pair<const void*, int>> g_configured;  // (kernel, device) with its attributes set
+
+}  // namespace
+
+std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64) {
+  std::vector<TemporalShape> s;
+  if (fp64)
+    for (const auto& e : entries<double>(eq_index(eq), R)) s.push_back(e.shape);
+  else
+    for (const auto& e : entries<float>(eq_index(eq), R)) s.push_back(e.shape);
+  return s;
+}
+
+int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz, const TemporalOptions& opt) {
+  const DeviceInfo d = query_device();
+  const int e = eq_index(eq);
+  const std::size_t scalar = fp64 ? 8 : 4;
+  const TemporalShape sh =
+      fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, opt, d.smem_optin_per_block)].shape
+           : entries<float>(e, R)[pick_shape(entries<float>(e, R), e, R, opt, d.smem_optin_per_block)].shape;
+  const std::size_t state = std::size_t(stencil_field_count(eq)) * std::size_t(nx) * ny * nz * scalar;
+  return default_steps(e, R, sh, int(16 / scalar), state, d.l2_bytes);
+}
+
+template <class T>
+int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const GridView<T>* out,
+                            const StencilCoeffs<T>& coeffs, const TemporalParams<T>& params, Boundary bc,
+                            const T* boundary_values, cudaStream_t s, KernelRecord& rec, const TemporalOptions& opt) {
+  constexpr int VW = V<T>::n;
+  const int e = eq_index(eq);
+  const std::string what = std::string("temporal ") + eq_tag(e) + " R=" + std::to_string(R);
+  if (R < 1 || R > kMaxRadius) throw Error(what + ": radius must be 1.." + std::to_string(kMaxRadius));
+  if (coeffs.radius != R) throw Error(what + ": coefficient table of radius " + std::to_string(coeffs.radius));
+  const int nin = stencil_field_count(eq), nout = eq == Equation::Heat ? 1 : 2;
+  const GridView<T>& g = in[0];
+  if (g.nx < 1 || g.ny < 1 || g.nz < 1) throw Error(what + ": empty grid");
+  auto same = [&](const GridView<T>& v) {
+    return v.origin && v.nx == g.nx && v.ny == g.ny && v.nz == g.nz && v.sy == g.sy && v.sz == g.sz;
+  };
+  for (int f = 0; f < nin; ++f)
+    if (!same(in[f])) throw Error(what + ": input field " + std::to_string(f) + " is not on the grid of field 0");
+  for (int f = 0; f < nout; ++f) {
+    if (!same(out[f])) throw Error(what + ": output field " + std::to_string(f) + " is not on the grid of input 0");
+    for (int h = 0; h < nin; ++h)
+      if (out[f].origin == in[h].origin)
+        throw Error(what + ": output " + std::to_string(f) + " is input " + std::to_string(h) +
+                    " (a pass cannot work in place)");
+  }
+  if (bc == Boundary::Fixed && !boundary_values) throw Error(what + ": fixed boundaries need their values");
+
+  const DeviceInfo d = query_device();
+  if (!d.usable) throw Error(what + ": " + d.why_not);
+  const std::vector<Entry<T>>& v = entries<T>(e, R);
+  const int si = pick_shape(v, e, R, opt, d.smem_optin_per_block);
+  const Entry<T>& en = v[si];
+  const TemporalShape& sh = en.shape;
+  const std::size_t state = std::size_t(nin) * std::size_t(g.interior_points()) * sizeof(T);
+  const int T_ = opt.steps > 0 ? opt.steps : default_steps(e, R, sh, VW, state, d.l2_bytes);
+  if (T_ > sh.max_steps)
+    throw Error(what + ": " + std::to_string(T_) + " fused steps asked, shape " + shape_text(sh) + " fuses at most " +
+                std::to_string(sh.max_steps));
+
+  TArgs<T> a{};
+  for (int f = 0; f < 2; ++f) {
+    a.in[f] = in[f < nin ? f : 0].origin;
+    a.out[f] = out[f < nout ? f : 0].origin;
+    a.bv[f] = bc == Boundary::Fixed ? boundary_values[f < nin ? f : 0] : T(0);
+  }
+  a.nx = g.nx, a.ny = g.ny, a.nz = g.nz;
+  a.sy = g.sy, a.sz = g.sz;
+  a.steps = T_;
+  a.xh = x_halo(T_, R, VW);
+  a.wout = sh.width - 2 * a.xh;
+  a.hout = sh.height - 2 * T_ * R;
+  if (a.wout < VW || a.hout < 1)
+    throw Error(what + ": " + std::to_string(T_) + " steps leave no output in a " + std::to_string(sh.width) + " x " +
+                std::to_string(sh.height) + " region");
+  a.fixed = bc == Boundary::Fixed;
+  a.co = coeffs;
+  if (eq == Equation::Heat)
+    a.p[0] = params.heat.dt_diffusivity;
+  else if (eq == Equation::Wave)
+    a.p[0] = params.wave.c2dt2;
+  else {
+    const GrayScottParams<T>& q = params.gray_scott;
+    a.p[0] = q.dt, a.p[1] = q.du, a.p[2] = q.dv, a.p[3] = q.feed, a.p[4] = q.kill;
+  }
+
+  int dev = 0;
+  TIERSIM_CUDA_CHECK(cudaGetDevice(&dev));
+  {
+    std::lock_guard<std::mutex> lock(g_configured_mutex);
+    if (g_configured.insert({en.kernel, dev}).second) {
+      TIERSIM_CUDA_CHECK(
+          cudaFuncSetAttribute(en.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sh.smem_bytes)),
+          what + ", " + std::to_string(sh.smem_bytes) + " B of shared memory");
+      TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(en.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              int(cudaSharedmemCarveoutMaxShared)));
+    }
+  }
+  int per_sm = 0;
+  TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, en.kernel, 32 * sh.block_y, sh.smem_bytes),
+                     what);
+  if (per_sm < 1) throw Error(what + ": shape " + shape_text(sh) + " does not fit on an SM of this device");
+  const long long tx = ceil_div(g.nx, a.wout), ty = ceil_div(g.ny, a.hout);
+  a.zchunk = choose_zchunk(opt.z_chunk, tx * ty, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R);
+  const long long tz = ceil_div(g.nz, a.zchunk);
+  if (ty > 65535 || tz > 65535)
+    throw Error(what + ": grid too large for one launch (" + std::to_string(ty) + " x " + std::to_string(tz) +
+                " blocks in y, z)");
+  const dim3 grid{unsigned(tx), unsigned(ty), unsigned(tz)};
+  en.launch(a, grid, s);
+  // Stable names: stencil_heat_temporal_r1_t4; a shape other than the default adds its own.
+  std::string name =
+      std::string("stencil_") + eq_tag(e) + "_temporal_r" + std::to_string(R) + "_t" + std::to_string(T_);
+  if (si != 0)
+    name += std::string("_by") + std::to_string(sh.block_y) + "_ry" + std::to_string(sh.rows_per_thread) + "_p" +
+            std::to_string(sh.planes_ahead);
+  TIERSIM_CUDA_CHECK_LAUNCH("stencil_temporal_kernel", name + ", grid " + std::to_string(g.nx) + "x" +
+                                                           std::to_string(g.ny) + "x" + std::to_string(g.nz) + ", " +
+                                                           std::to_string(tx) + "x" + std::to_string(ty) + "x" +
+                                                           std::to_string(tz) + " blocks");
+
+  // Cost model. Compulsory: the T single steps this pass stands for, as the single-step engine
+  // counts each (heat 2, wave 3, Gray-Scott 4 accesses per point), so that GB/s over the pass's
+  // time is the bandwidth a single-step kernel would need to keep up. Modelled: what the pass
+  // moves: every block reads its region (output tile, x halo in whole vectors, T R rows of y
+  // halo, clipped where the grid ends) for its chunk plus 2 T R planes, the wave's u(t - dt) on
+  // the rows level 1 computes, and writes every output field once.
+  StencilProblem p;
+  p.equation = eq, p.nx = g.nx, p.ny = g.ny, p.nz = g.nz, p.radius = R;
+  const double pts = double(g.interior_points());
+  double xs = 0, ys = 0, ysp = 0, zs = 0;
+  for (long long bx = 0; bx < tx; ++bx)
+    xs += std::min<long long>(32, ceil_div(std::min<long long>(a.wout, g.nx - bx * a.wout) + 2LL * a.xh, VW)) * VW;
+  for (long long by = 0; by < ty; ++by) {
+    const long long rows =
+        std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - by * a.hout) + 2LL * T_ * R);
+    ys += double(rows);
+    ysp += double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));
+  }
+  for (long long bz = 0; bz < tz; ++bz)
+    zs += double(std::min<long long>(a.zchunk, g.nz - bz * a.zchunk) + 2LL * T_ * R);
+  const double reads =
+      xs * zs * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * ys + (eq == Equation::Wave ? ysp : 0));
+  rec.kernel = name;
+  rec.bytes_compulsory = double(T_) * stencil_compulsory_bytes(p, sizeof(T));
+  rec.bytes_modelled = (reads + double(nout) * pts) * sizeof(T);
+  rec.flops = double(T_) * stencil_flops_per_point(p) * pts;
+  rec.work = double(T_) * pts;
+  rec.work_unit = "points";
+  return T_;
+}
+
+#define TIERSIM_TEMPORAL_INSTANTIATE(T)                                                                          \
+  template int launch_stencil_temporal<T>(Equation, int, const GridView<T>*, const GridView<T>*,                 \
+                                          const StencilCoeffs<T>&, const TemporalParams<T>&, Boundary, const T*, \
+                                          cudaStream_t, KernelRecord&, const TemporalOptions&);
+TIERSIM_TEMPORAL_INSTANTIATE(float)
+TIERSIM_TEMPORAL_INSTANTIATE(double)
+
+}  // namespace tiersim::cuda

@@ -1,0 +1,62 @@
+// Host-callable drivers of the temporally blocked stencil kernels (kernels/cuda/stencil_temporal.cu):
+// one pass through HBM advances the fields by T time steps, the intermediate time levels kept on
+// chip. No kernel is visible here; nothing outside kernels/cuda (and the GPU tests) includes it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "base/kernel_record.hpp"
+#include "kernels/physics/stencil.hpp"
+#include "layouts/grid.hpp"
+
+namespace tiersim::cuda {
+
+// The equation parameters, as the point updates of kernels/physics/stencil.hpp take them; only the
+// one of the pass's equation is read.
+template <class T>
+struct TemporalParams {
+  HeatParams<T> heat{};
+  WaveParams<T> wave{};
+  GrayScottParams<T> gray_scott{};
+};
+
+// One instantiated tile shape: warps along y (one 32-lane warp spans the tile's width of 32
+// 16-byte vectors), rows per thread, input planes copied ahead, the most steps it fuses.
+struct TemporalShape {
+  int block_y = 0, rows_per_thread = 0, planes_ahead = 0, max_steps = 0;
+  int width = 0, height = 0;   // the region a block holds on chip (points x rows), halos included
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
+};
+
+struct TemporalOptions {
+  int steps = 0;    // fused steps of this pass, 1..max_steps; 0: temporal_default_steps
+  int shape = -1;   // index into temporal_shapes(); -1: TIERSIM_TEMPORAL_SHAPE=BY,RY,P if set, else the
+                    // first shape that fits the device's shared memory (the default)
+  int z_chunk = 0;  // output planes per block; 0: chosen from the SM count (waves x planes per block)
+};
+
+// The shapes built for an equation, radius and precision, the default first. Empty where the
+// equation and radius have no temporal kernel (Gray-Scott beyond R = 1).
+std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64);
+
+// The steps a pass fuses when TemporalOptions::steps is 0, for an nx x ny x nz grid (see the
+// derivation in stencil_temporal.cu: 4 at R = 1, 3 at R = 2, 2 at R = 3 and 4, clamped by the
+// shape and by the device's L2).
+int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz, const TemporalOptions& opt = {});
+
+// One pass: reads the fields at time t from `in`, writes them at t + T dt to `out` (T =
+// opt.steps, or the default), and returns T. Fields: heat {u}; wave {u(t), u(t - dt)} in, {u(t + T
+// dt), u(t + (T - 1) dt)} out; Gray-Scott {U, V}. All views share one GridSpec (strides); `out`
+// must not overlap `in`. Halos are never read or written: periodic boundaries read wrapped
+// interior indices, fixed ones take boundary_values[f] (field f's value outside the interior, at
+// every time level). The coefficient table's radius must be R. Fills rec's cost model (kernel
+// name, compulsory bytes of the T steps, bytes the pass moves, flops, points x T); the caller times it.
+template <class T>
+int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const GridView<T>* out,
+                            const StencilCoeffs<T>& coeffs, const TemporalParams<T>& params, Boundary bc,
+                            const T* boundary_values, cudaStream_t s, KernelRecord& rec,
+                            const TemporalOptions& opt = {});
+
+}  // namespace tiersim::cuda

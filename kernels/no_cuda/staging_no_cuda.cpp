@@ -1,0 +1,38 @@
+// Built without CUDA: staging buffers are ordinary host memory, and there is no link to measure.
+#include <cstdlib>
+#include <utility>
+
+#include "base/error.hpp"
+#include "kernels/device_info.hpp"
+#include "kernels/staging.hpp"
+
+namespace tiersim {
+
+HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  ptr_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!ptr_) throw Error("out of host memory for an output staging buffer of " + format_bytes(double(bytes)));
+}
+
+void HostBuffer::release() noexcept {
+  std::free(ptr_);
+  ptr_ = nullptr;
+}
+
+HostBuffer::~HostBuffer() { release(); }
+
+HostBuffer::HostBuffer(HostBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), pinned_(false) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+double measure_pinned_link_gbs(bool) { throw Error("no GPU: " + query_device().why_not); }
+
+}  // namespace tiersim

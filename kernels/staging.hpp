@@ -1,0 +1,60 @@
+// The host link, the second-to-last tier of the memory hierarchy: host memory that device data
+// leaves through, and the copies in flight into it. Plain C++ (the CUDA side is
+// kernels/cuda/staging.cu, or kernels/no_cuda/staging_no_cuda.cpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "base/kernel_record.hpp"
+
+namespace tiersim {
+
+// Host memory for staged output: page-locked (pinned) when a GPU is usable, so device-to-host
+// copies run at the link's full rate on a copy engine and overlap kernels; ordinary memory
+// otherwise. Move-only.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t bytes);
+  ~HostBuffer();
+  HostBuffer(HostBuffer&& o) noexcept;
+  HostBuffer& operator=(HostBuffer&& o) noexcept;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  std::size_t bytes() const { return bytes_; }
+  bool pinned() const { return pinned_; }
+
+ private:
+  void release() noexcept;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+  bool pinned_ = false;
+};
+
+// One device-to-host copy on its way (or done, for data that was on the host already).
+class CopyInFlight {
+ public:
+  virtual ~CopyInFlight() = default;
+  // Blocks until the data is in the host buffer (call it from the thread that reads it).
+  virtual void wait() = 0;
+  // The copy as a telemetry record ("copy_device_to_host": bytes, elapsed ms on the copy
+  // stream); valid after wait(). No record (kernel empty) where nothing crossed the link.
+  virtual KernelRecord record() const = 0;
+};
+
+// A copy that is complete when made (CPU backend: the data was copied on the host).
+class CopyDone final : public CopyInFlight {
+ public:
+  void wait() override {}
+  KernelRecord record() const override { return {}; }
+};
+
+}  // namespace tiersim

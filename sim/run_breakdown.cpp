@@ -1,0 +1,62 @@
+#include "sim/run_breakdown.hpp"
+
+#include <cstdio>
+
+#include "base/error.hpp"
+
+namespace tiersim {
+
+std::string RunBreakdown::text(const std::string& verb, const std::string& conservation) const {
+  char buf[768];
+  std::string s;
+  const double rate = steady > 0 ? double(steps) / steady : 0;
+  std::snprintf(buf, sizeof buf, "%s %lld steps in %.3f s wall: %.4g steps/s in the steady state%s%s\n", verb.c_str(),
+                static_cast<long long>(steps), total(), rate, conservation.empty() ? "" : ", ", conservation.c_str());
+  s += buf;
+  std::snprintf(buf, sizeof buf, "  wall: start-up %.3f s + steady state %.3f s + final flush %.3f s\n", startup,
+                steady, final_flush);
+  s += buf;
+  std::snprintf(buf, sizeof buf,
+                "  steady state: kernels %.3f s (%.1f%%%s), diagnostics %.3f s, output staging %.3f s, waiting "
+                "for the output thread %.3f s\n",
+                kernels_all_steps(), 100 * kernel_share(),
+                timing_every > 1 ? (", scaled from every " + std::to_string(timing_every) + "th step").c_str() : "",
+                diagnostics, staging, writer_wait);
+  s += buf;
+  if (snapshots + checkpoints > 0) {
+    std::snprintf(
+        buf, sizeof buf,
+        "  output: %d snapshots, %d checkpoints, %s written by the output thread in %.3f s (%.3g GB/s)%s\n", snapshots,
+        checkpoints, format_bytes(bytes_written).c_str(), writer_busy,
+        writer_busy > 0 ? bytes_written / writer_busy * 1e-9 : 0.0,
+        writer_wait > 0.1 * steady && steady > 0
+            ? (": the limit, the steps waited for it (" + std::to_string(slots) + " slots in flight, run.output_slots)")
+                  .c_str()
+            : ", behind the steps");
+    s += buf;
+  }
+  return s;
+}
+
+nlohmann::ordered_json RunBreakdown::json() const {
+  nlohmann::ordered_json j;
+  j["total_seconds"] = total();
+  j["startup_seconds"] = startup;
+  j["steady_seconds"] = steady;
+  j["final_flush_seconds"] = final_flush;
+  j["steps_per_second"] = steady > 0 ? double(steps) / steady : 0.0;
+  j["kernel_seconds"] = kernels_all_steps();
+  j["kernel_share_of_steady"] = kernel_share();
+  j["kernels_timed_every"] = timing_every;
+  j["diagnostics_seconds"] = diagnostics;
+  j["staging_seconds"] = staging;
+  j["writer_wait_seconds"] = writer_wait;
+  j["writer_busy_seconds"] = writer_busy;
+  j["bytes_written"] = bytes_written;
+  j["snapshots"] = snapshots;
+  j["checkpoints"] = checkpoints;
+  j["output_slots"] = slots;
+  return j;
+}
+
+}  // namespace tiersim

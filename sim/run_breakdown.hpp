@@ -1,0 +1,38 @@
+// Where a run's wall time went: the closing lines of `tiersim run` and the "wall" object of
+// summary.json. Phases are host-clock time on the loop's thread; kernels are the sum of the
+// timed launches, which run on the device while the host does the rest, so their share of the
+// steady state is the figure that says whether the run is as fast as its kernels.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tiersim {
+
+struct RunBreakdown {
+  double startup = 0;             // case, model, initial state and first upload, bandwidth figures, output set up
+  double steady = 0;              // from the first step to the last
+  double final_flush = 0;         // after the last step: the output thread drains, telemetry, summary
+  double kernels = 0;             // timed launches of the steady state, seconds
+  std::int64_t timing_every = 1;  // run.telemetry_every: kernels were timed on every N-th step only
+  double diagnostics = 0;         // diagnostics and non-finite checks (device reductions and their results)
+  double staging = 0;             // staging output: copies issued (GPU) or made (CPU)
+  double writer_wait = 0;         // the loop waited for a free output slot
+  double writer_busy = 0;         // the output thread writing files, behind the steps
+  double bytes_written = 0;
+  int snapshots = 0, checkpoints = 0, slots = 0;
+  std::int64_t steps = 0;
+
+  double total() const { return startup + steady + final_flush; }
+  // Kernel time of every step of the steady state (scaled up from the timed steps when only
+  // every N-th was timed; said so in the text).
+  double kernels_all_steps() const { return kernels * double(timing_every < 1 ? 1 : timing_every); }
+  double kernel_share() const { return steady > 0 ? kernels_all_steps() / steady : 0; }
+  // The lines printed after the summary table; `verb` is "finished" or "stopped after".
+  std::string text(const std::string& verb, const std::string& conservation) const;
+  // summary.json's "wall".
+  nlohmann::ordered_json json() const;
+};
+
+}  // namespace tiersim
