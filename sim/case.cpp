@@ -54,14 +54,14 @@ const char* type_name(KeySpec::Type t) {
   return "?";
 }
 
-// Which model each section belongs to; [run] and [strategy] belong to every run.
+// Which model each section belongs to; [run] and [strategy] belong to every run, and each listed
+// stencil equation's section to the stencil model (stencil_equation_sections()).
 struct SectionModel {
   const char* section;
   const char* model;
 };
 constexpr SectionModel kSectionModels[] = {{"nbody", "nbody"},  {"kepler", "nbody"}, {"collision", "nbody"},
-                                           {"galaxy", "nbody"}, {"grid", "stencil"}, {"stencil", "stencil"},
-                                           {"heat", "stencil"}, {"wave", "stencil"}, {"gray_scott", "stencil"}};
+                                           {"galaxy", "nbody"}, {"grid", "stencil"}, {"stencil", "stencil"}};
 
 const KeySpec* find_spec(const std::string& key) {
   for (const auto& s : case_schema())
@@ -261,6 +261,9 @@ std::string key_model(const std::string& key) {
   const std::string section = key.substr(0, key.find('.'));
   for (const SectionModel& s : kSectionModels)
     if (section == s.section) return s.model;
+  static const std::vector<std::string> equation_sections = stencil_equation_sections();
+  for (const std::string& s : equation_sections)
+    if (section == s) return "stencil";
   return "";
 }
 
@@ -511,12 +514,16 @@ std::string case_example_toml() {
         "# line to change it. As written this runs an N-body Plummer sphere ("
      << find_spec("nbody.count")->default_value << " bodies, " << find_spec("run.steps")->default_value
      << " steps):\n"
-        "#   tiersim run cases/example.toml\n"
-        "# Command-line flags (--backend, --layout, --steps, ...) override the file, and --set\n"
-        "# section.key=value overrides both. A case holds the keys of its own model only, and a key of\n"
-        "# the other one is refused: [nbody], [kepler], [collision] and [galaxy] are run.model = \"nbody\"'s\n"
-        "# ([kepler], [collision] and [galaxy] go with nbody.ic); [grid], [stencil], [heat], [wave] and\n"
-        "# [gray_scott] are run.model = \"stencil\"'s (one equation section, with stencil.equation).\n";
+        "#   tiersim run cases/example.toml\n";
+  std::string sections = "[grid], [stencil]";
+  const std::vector<std::string> eqs = stencil_equation_sections();
+  for (std::size_t i = 0; i < eqs.size(); ++i) sections += (i + 1 == eqs.size() ? " and [" : ", [") + eqs[i] + "]";
+  os << comment_wrapped(
+      "Command-line flags (--backend, --layout, --steps, ...) override the file, and --set section.key=value "
+      "overrides both. A case holds the keys of its own model only, and a key of the other one is refused: "
+      "[nbody], [kepler], [collision] and [galaxy] are run.model = \"nbody\"'s ([kepler], [collision] and [galaxy] "
+      "go with nbody.ic); " +
+      sections + " are run.model = \"stencil\"'s (one equation section, with stencil.equation).");
   std::string section;
   for (const auto& s : case_schema()) {
     const auto dot = s.key.find('.');

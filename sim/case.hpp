@@ -25,9 +25,13 @@ struct KeySpec {
 const std::vector<KeySpec>& case_schema();
 
 // The model whose section holds `key` ("nbody" for [nbody], [kepler], [collision], [galaxy];
-// "stencil" for [grid], [stencil], [heat], [wave], [gray_scott]), or "" for a key of every run
-// ([run], [strategy]). A case may not give keys of the other model.
+// "stencil" for [grid], [stencil] and each listed stencil equation's section), or "" for a key of
+// every run ([run], [strategy]). A case may not give keys of the other model.
 std::string key_model(const std::string& key);
+
+// The sections of the listed stencil equations' keys ([heat], [wave], ...), in the order of the
+// list (kernels/physics/equations.hpp; sim/stencil_keys.cpp).
+std::vector<std::string> stencil_equation_sections();
 
 class Case {
  public:

@@ -145,6 +145,32 @@ InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double)
   return {{std::move(u), std::move(v)}, {}};
 }
 
+// Allen-Cahn: uniform noise in [-a, a] with its mean removed (equal shares of the two phases: the
+// mean is the fastest-growing mode, rate 1, and any bias would take the whole grid into one phase),
+// or a slab of u = 1 between two planar interfaces at
+// x = L/4 and 3L/4, u = tanh((x - L/4) / w) - tanh((x - 3L/4) / w) - 1, w = sqrt(2) eps: each
+// interface the stationary profile (the other's tail is 2 exp(-L / (2 w)) at most, 4e-8 at
+// L = 1, eps = 0.02).
+InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double) {
+  const StencilProblem& p = g.p;
+  if (c.get_string("allen_cahn.initial") == "slab") {
+    const double w = std::sqrt(2.0) * p.constants<equations::AllenCahn>().epsilon, L = g.extent(0);
+    return {{g.sample([&](double x, double, double) {
+              return std::tanh((x - L / 4) / w) - std::tanh((x - 3 * L / 4) / w) - 1;
+            })},
+            {}};
+  }
+  std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  const double a = c.get_float("allen_cahn.noise");
+  std::vector<double> u(std::size_t(p.points()));
+  double mean = 0;
+  for (auto& x : u) x = a * uni(rng), mean += x;
+  mean /= double(u.size());
+  for (auto& x : u) x -= mean;
+  return {{std::move(u)}, {}};
+}
+
 }  // namespace
 
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt) {

@@ -1,5 +1,6 @@
 // Case keys of the stencil model: [grid], [stencil], and each listed equation's section from its
 // traits (kernels/physics/equations.hpp, Eq::kKeys).
+#include <algorithm>
 #include <string>
 
 #include "kernels/physics/equations.hpp"
@@ -87,6 +88,17 @@ void append_stencil_keys(std::vector<KeySpec>& k) {
   };
   k.insert(k.end(), keys.begin(), keys.end());
   StencilEquations::for_each([&](auto eq) { append_equation_keys<decltype(eq)>(k); });
+}
+
+std::vector<std::string> stencil_equation_sections() {
+  std::vector<std::string> sections;
+  StencilEquations::for_each([&](auto eq) {
+    for (const auto& e : decltype(eq)::kKeys) {
+      const std::string key = e.key, section = key.substr(0, key.find('.'));
+      if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(section);
+    }
+  });
+  return sections;
 }
 
 }  // namespace tiersim

@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "kernels/physics/equation.hpp"
+#include "kernels/physics/equations/allen_cahn.hpp"
 #include "kernels/physics/equations/gray_scott.hpp"
 #include "kernels/physics/equations/heat.hpp"
 #include "kernels/physics/equations/wave.hpp"
@@ -86,13 +87,14 @@ struct EquationList {
 
 // The list. A new equation: its traits header, included above, and its type here (the Equation
 // name below is a convenience for code and tests that name one).
-using StencilEquations = EquationList<equations::Heat, equations::Wave, equations::GrayScott>;
+using StencilEquations = EquationList<equations::Heat, equations::Wave, equations::GrayScott, equations::AllenCahn>;
 
 // An equation at run time: its position in StencilEquations.
 enum class Equation : int {
   Heat = StencilEquations::index_of<equations::Heat>(),
   Wave = StencilEquations::index_of<equations::Wave>(),
   GrayScott = StencilEquations::index_of<equations::GrayScott>(),
+  AllenCahn = StencilEquations::index_of<equations::AllenCahn>(),
 };
 
 template <class Eq>

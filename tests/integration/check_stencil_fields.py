@@ -4,7 +4,7 @@ the command asked for, given on the command line (not read from the run's own ca
 
   check_stencil_fields.py DIR EQUATION NX NY NZ SPACING DT STEP...
 
-- /fields/<name>/value is [T][nz][ny][nx] (heat, wave: u; gray-scott: U and V), finite;
+- /fields/<name>/value is [T][nz][ny][nx] (heat, wave, allen-cahn: u; gray-scott: U and V), finite;
 - /fields/<name>/step holds the STEPs, /fields/<name>/time = step * DT;
 - attributes origin = (0, 0, 0), spacing = (SPACING,) * 3, shape = (NX, NY, NZ);
 - /observables holds exactly the equation's names, each with value, step, time of one length;
@@ -16,11 +16,12 @@ import sys
 import h5py
 import numpy as np
 
-FIELDS = {"heat": ["u"], "wave": ["u"], "gray-scott": ["U", "V"]}
+FIELDS = {"heat": ["u"], "wave": ["u"], "gray-scott": ["U", "V"], "allen-cahn": ["u"]}
 OBSERVABLES = {
     "heat": {"total_heat", "min", "max"},
     "wave": {"energy", "min", "max"},
     "gray-scott": {"u_mean", "v_mean", "u_min", "u_max", "v_min", "v_max"},
+    "allen-cahn": {"u_mean", "u_min", "u_max"},
 }
 
 

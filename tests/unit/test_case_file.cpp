@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/physics/equations.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
 #include "base/error.hpp"
@@ -236,6 +237,18 @@ TEST(CaseFile, KeysOfTheOtherModelAreRefused) {
       error_of(stencil + "[kepler]\neccentricity = 0.1\n").find("kepler.eccentricity: a key of run.model = \"nbody\""),
       std::string::npos);
   EXPECT_EQ(error_of(stencil), "(no error)");
+  // Every listed equation's keys (its section, from its traits) are the stencil model's.
+  StencilEquations::for_each([&](auto eq) {
+    for (const auto& k : decltype(eq)::kKeys) {
+      EXPECT_EQ(key_model(k.key), "stencil") << k.key;
+      for (const auto& s : case_schema())
+        if (s.key == k.key)
+          EXPECT_NE(
+              error_of(kValid, {s.key + "=" + s.default_value}).find(s.key + ": a key of run.model = \"stencil\""),
+              std::string::npos)
+              << s.key;
+    }
+  });
   // The stored case holds the sections of its model only, and reads back as the same case.
   const Case c = Case::parse(kValid, "case.toml");
   EXPECT_EQ(c.effective_toml().find("[grid]"), std::string::npos);

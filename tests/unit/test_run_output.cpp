@@ -12,6 +12,7 @@
 
 #include "kernels/device_info.hpp"
 #include "kernels/kernel_timing.hpp"
+#include "kernels/physics/equations.hpp"
 #include "sim/case.hpp"
 #include "base/error.hpp"
 #include "sim/run.hpp"
@@ -275,10 +276,11 @@ n = 12
   };
   for (const Expect& e :
        {Expect{"heat", "step 15: non-finite values in u["}, Expect{"wave", "step 15: non-finite values in u["},
-        Expect{"gray-scott", "step 15: non-finite values in U["}}) {
+        Expect{"gray-scott", "step 15: non-finite values in U["},
+        Expect{"allen-cahn", "step 15: non-finite values in u["}}) {
     RunOptions o =
         quiet_run(case_path, base + "/out_" + e.equation, {std::string("stencil.equation=\"") + e.equation + "\""});
-    const std::string eq = std::string(e.equation) == "gray-scott" ? "gray_scott" : e.equation;
+    const std::string eq = kernel_tag(parse_equation(e.equation));
     const std::string kernel = "(kernel stencil_" + eq + "_cpu)";
     setenv("TIERSIM_INJECT_NAN_AT_STEP", "13", 1);
     try {

@@ -921,6 +921,7 @@ TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
       {"wave", 16, 3, 1.0, "[wave]\nspeed = 1.3\n"},
       {"gray-scott", 16, 2, 16.0, ""},
       {"gray-scott", 16, 2, 16.0, "[gray_scott]\ndv = 0.3\n"},
+      {"allen-cahn", 16, 2, 1.0, "[allen_cahn]\nepsilon = 0.05\n"},
   };
   for (const Setup& st : setups) {
     auto text = [&](double dt, bool force) {
@@ -941,6 +942,7 @@ TEST(StencilModel, UnstableDtIsRefusedUnlessForced) {
     equations::GrayScott::Constants& gs = p.constants<equations::GrayScott>();
     gs.du = probe.get_float("gray_scott.du"), gs.dv = probe.get_float("gray_scott.dv");
     gs.feed = probe.get_float("gray_scott.feed"), gs.kill = probe.get_float("gray_scott.kill");
+    p.constants<equations::AllenCahn>().epsilon = probe.get_float("allen_cahn.epsilon");
     const double limit = dt_limit(p);
     const std::string what = std::string(st.equation) + " " + st.extra;
     const Case ok = Case::parse(text(0.99 * limit, false), "ok.toml");

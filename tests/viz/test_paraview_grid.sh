@@ -11,6 +11,10 @@ rm -rf "$WORK"
 run_tiersim heat cases/heat.toml --set run.steps=20 --set run.snapshot_every=10 \
   --set grid.nx=20 --set grid.ny=16 --set grid.nz=12 --set grid.hy=0.03 --set grid.hz=0.07
 check_in_paraview heat fields snapshots.xmf
+# An Allen-Cahn run (its field u, values of both signs): the same checks.
+run_tiersim allen_cahn cases/allen_cahn.toml --set run.steps=20 --set run.snapshot_every=10 \
+  --set grid.nx=20 --set grid.ny=16 --set grid.nz=12 --set grid.length=0.3125 --set grid.hy=0.018 --set grid.hz=0.02
+check_in_paraview allen_cahn fields snapshots.xmf
 # A flat grid (nz = 1): read the same way, and rendered face-on (a slice across it is a line).
 run_tiersim flat cases/heat.toml --set run.steps=20 --set run.snapshot_every=10 \
   --set grid.nx=24 --set grid.ny=16 --set grid.nz=1 --set grid.hy=0.04 --set grid.radius=1
