@@ -20,6 +20,7 @@ struct KernelRecord {
   double bytes_modelled = 0;    // what this access pattern actually requests from DRAM (model)
   double flops = 0;
   double work = 0;         // interactions (nbody forces) or points (stencils, kick, drift)
+  int steps = 1;           // time steps this launch advances (a temporal pass: several; work counts them all)
   std::string work_unit;   // "interactions", "points", "bodies"
   bool l2_window = false;  // an L2 access-policy window was active for this launch
   double l2_window_bytes = 0;

@@ -37,7 +37,7 @@ std::vector<KeySpec> build_schema() {
       {"run.seed", T::Int, "1", "random seed of the initial conditions", 0, 9.2e18},
       {"run.telemetry", T::Bool, "true",
        "time every CUDA kernel with events (false: no events, ms = 0; to measure telemetry's own cost)"},
-      {"run.output_slots", T::Int, "0",
+      {"run.output_slots", T::Int, "2",
        "snapshots and checkpoints staged in host memory at most while the output thread writes them (the steps wait "
        "only when every slot is busy); 0: as many as a quarter of the available host memory holds, 2 to 64",
        0, 64},

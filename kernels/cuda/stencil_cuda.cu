@@ -74,9 +74,9 @@ class StencilCuda final : public StencilEngine {
                     std::to_string(p.radius) + " (heat and wave: R = 1..4; gray-scott: R = 1); use --tiling shared");
       cuda::TemporalOptions opt;
       opt.steps = t.temporal_steps;
-      fused_ = t.temporal_steps > 0 ? t.temporal_steps
-                                    : cuda::temporal_default_steps(p.equation, p.radius, sizeof(T) == 8, p.nx, p.ny,
-                                                                   p.nz, opt);
+      fused_ = t.temporal_steps > 0
+                   ? t.temporal_steps
+                   : cuda::temporal_default_steps(p.equation, p.radius, sizeof(T) == 8, p.nx, p.ny, p.nz, opt);
       const int most = cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8).front().max_steps;
       if (fused_ < 1 || fused_ > most)
         throw Error("stencil.temporal_steps = " + std::to_string(fused_) + ": the temporal kernel for " + Eq::kName +
@@ -229,6 +229,7 @@ class StencilCuda final : public StencilEngine {
                                                    stream_, cost_model, opt);
     KernelRecord& r = timer_.end();
     r.kernel = cost_model.kernel;
+    r.steps = n;
     cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
     return n;

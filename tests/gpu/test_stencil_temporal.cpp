@@ -88,9 +88,7 @@ StencilProblem problem(Equation eq, int R, int nx, int ny, int nz, Boundary bc) 
   return p;
 }
 
-double stable_dt(const StencilProblem& p, double fraction) {
-  return fraction * stencil_dt_limit(p);
-}
+double stable_dt(const StencilProblem& p, double fraction) { return fraction * stencil_dt_limit(p); }
 
 Strategy strategy(Backend b, Precision pr) {
   Strategy s;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,17 @@ struct RunCase {
   bool fixed;
 };
 
+// How gtest names a case in its output.
+void PrintTo(const RunCase& rc, std::ostream* os) {
+  *os << rc.equation << " R=" << rc.radius << (rc.fp64 ? " fp64" : " fp32") << (rc.fixed ? " fixed" : " periodic");
+}
+
 std::string case_text(const RunCase& rc, const std::string& tiling) {
   std::string dt = rc.equation == "heat" ? "1.5e-5" : rc.equation == "wave" ? "1e-3" : "0.4";
   std::string t = "[run]\nmodel = \"stencil\"\ndt = " + dt + "\n[strategy]\nbackend = \"cuda\"\nprecision = \"" +
-                  std::string(rc.fp64 ? "fp64" : "fp32") + "\"\ntiling = \"" + tiling + "\"\n[grid]\nnx = 37\nny = 29\n" +
-                  "nz = 23\nradius = " + std::to_string(rc.radius) + "\nboundary = \"" +
-                  (rc.fixed ? "fixed" : "periodic") + "\"\n";
+                  std::string(rc.fp64 ? "fp64" : "fp32") + "\"\ntiling = \"" + tiling +
+                  "\"\n[grid]\nnx = 37\nny = 29\n" + "nz = 23\nradius = " + std::to_string(rc.radius) +
+                  "\nboundary = \"" + (rc.fixed ? "fixed" : "periodic") + "\"\n";
   // Fixed boundaries hold 0.25 (Gray-Scott: U 0.7 and V 0.2, values of their own).
   if (rc.equation != "gray-scott") t += "boundary_value = 0.25\n";
   if (rc.equation == "gray-scott") t += "length = 37.0\n";
@@ -79,7 +85,8 @@ TEST_P(TemporalRun, HundredStepsEndWhereSingleStepsEnd) {
   for (int i = 0; i < 100; ++i) single->step(dt);
   EXPECT_GT(fused, 0) << "no pass fused steps";
   bool saw_temporal_kernel = false;
-  for (const KernelRecord& r : temporal->take_records()) saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
+  for (const KernelRecord& r : temporal->take_records())
+    saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
   EXPECT_TRUE(saw_temporal_kernel);
 
   const ModelState a = temporal->save_state(), b = single->save_state();

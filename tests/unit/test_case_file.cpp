@@ -264,8 +264,9 @@ TEST(CaseFile, StrategyValuesOfTheOtherModelAreRefused) {
     (void)strategy_from_case(nb);
     ADD_FAILURE() << "tiling = temporal accepted for an N-body case";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "strategy.tiling = \"temporal\" is a strategy of the stencil model; this case is run.model = \"nbody\"");
+    EXPECT_STREQ(
+        e.what(),
+        "strategy.tiling = \"temporal\" is a strategy of the stencil model; this case is run.model = \"nbody\"");
   }
   const Case st =
       Case::parse("[run]\nmodel = \"stencil\"\ndt = 1e-5\n[strategy]\ntiling = \"temporal\"\n", "case.toml");
