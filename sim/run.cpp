@@ -2,6 +2,8 @@
 // with diagnostics, snapshots, checkpoints and telemetry at their cadences, and the run's end.
 #include "sim/run.hpp"
 
+#include "base/env.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -230,7 +232,7 @@ RunResult run_case(const RunOptions& o) {
                  restart ? ("restart at step " + std::to_string(ckpt.step) + " of ").c_str() : "",
                  static_cast<long long>(steps), dt, dir.c_str());
 
-  const std::int64_t inject_nan_at = env_int("TIERSIM_INJECT_NAN_AT_STEP", -1);  // tests only
+  const std::int64_t inject_nan_at = env_int(env::kInjectNanAtStep, -1);  // tests only
 
   // Hardware counters for one step every N (CUDA only); where they cannot be read, say so once.
   std::unique_ptr<HardwareCounters> counters;

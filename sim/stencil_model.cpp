@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/host_memory.hpp"
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/stencil_engine.hpp"
@@ -125,6 +126,10 @@ class StencilModel final : public Model {
       forced_ = why;
     }
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
+    check_host_memory(host_bytes(c), "a " + std::to_string(p_.nx) + "x" + std::to_string(p_.ny) + "x" +
+                                         std::to_string(p_.nz) + " " + Eq::kName + " run (" +
+                                         tiersim::name(s_.precision) + ", " + tiersim::name(s_.backend) +
+                                         "; initial state, engine grids, staged outputs)");
     StencilTuning tuning;
     tuning.temporal_steps = int(c.get_int("stencil.temporal_steps"));
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_, tuning) : make_stencil_cpu(s_, p_);
@@ -138,6 +143,18 @@ class StencilModel final : public Model {
     d << p_.nx << "x" << p_.ny << "x" << p_.nz << " grid, R = " << p_.radius << " (order " << 2 * p_.radius << "), "
       << (p_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << Eq::kName;
     describe_ = d.str();
+  }
+
+  // Host memory the run takes at its peak, before anything is allocated: the initial state (in
+  // double), the CPU engine's grids (halos included) or the CUDA upload's host copy of one grid,
+  // and the staged outputs (run.output_slots of them, 2 when sized from memory, and the
+  // checkpoint's copy on the output thread), every array of the state in the run's precision.
+  double host_bytes(const Case& c) const {
+    const double points = double(p_.points()), scalar = s_.precision == Precision::Fp64 ? 8.0 : 4.0;
+    const double grid = double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * (p_.nz + 2 * p_.radius) * scalar;
+    const double slots = double(std::max<std::int64_t>(2, c.get_int("run.output_slots")));
+    const double engine = s_.backend == Backend::Cuda ? grid : double(kStateFields + kFields) * grid;
+    return 8.0 * kStateFields * points + engine + (slots + 1) * kStateFields * points * scalar;
   }
 
   std::string name() const override { return std::string("stencil/") + Eq::kName; }

@@ -1,5 +1,7 @@
 #include "sim/stop_signal.hpp"
 
+#include "base/env.hpp"
+
 #include <csignal>
 #include <cstdlib>
 #include <string>
@@ -42,7 +44,7 @@ const char* signal_name(int sig) {
 }
 
 void raise_test_signal(const char* where, long long step) {
-  const char* v = std::getenv("TIERSIM_TEST_SIGNAL_AT");
+  const char* v = std::getenv(env::kTestSignalAt);
   if (!v) return;
   const std::string want = step < 0 ? std::string(where) : std::string(where) + ":" + std::to_string(step);
   if (want == v) std::raise(SIGTERM);

@@ -10,6 +10,7 @@
 // Disable. The range profiler is enabled only between begin() and end(), so the rest of a run
 // pays nothing for it. libcupti loads libnvperf_host.so from its own directory at run time
 // (scripts/bundle must carry it).
+#include "base/env.hpp"
 #include "kernels/hw_counters.hpp"
 
 #include <cuda_runtime.h>
@@ -280,7 +281,7 @@ void CUPTIAPI on_api_callback(void* user, CUpti_CallbackDomain domain, CUpti_Cal
 // TIERSIM_COUNTERS_VERBOSE=1: the chip, the passes and each range's names on stderr.
 bool verbose() {
   static const bool v = [] {
-    const char* e = std::getenv("TIERSIM_COUNTERS_VERBOSE");
+    const char* e = std::getenv(env::kCountersVerbose);
     return e && *e && *e != '0';
   }();
   return v;

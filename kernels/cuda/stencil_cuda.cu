@@ -1,6 +1,7 @@
 // The CUDA stencil backend: fields in device memory (one GridSpec for all), the halo fill and
-// the update kernel of kernels/cuda/stencil_kernels.cu per step, reductions on the device, and
-// one telemetry record per launch through the shared LaunchTimer (CUDA events, NVTX, L2 window).
+// the update kernel (stencil_kernels.cuh's drivers) per step, or one temporally blocked pass per
+// several steps (stencil_temporal.cuh), reductions on the device, and one telemetry record per
+// launch through the shared LaunchTimer (CUDA events, NVTX, L2 window).
 //
 // One engine per listed equation (kernels/physics/equations.hpp): the fields, the ping-pong
 // buffers and the point update follow from the equation's traits.

@@ -17,7 +17,7 @@
 //    window; the centre plane that others read as y neighbours arrived R steps earlier);
 //  - levels 1..T-1: a register queue of 2R + 1 planes per level (each thread its own column: RY
 //    rows of one vector), rotated by unrolling the z loop 2R + 1 deep so that slots are
-//    compile-time indices (as stencil_kernels.cu's queues);
+//    compile-time indices (as the register-prefetch kernels' queues, stencil_prefetch.cuh);
 //  - y neighbours: level 0 from the ring, level t - 1's centre plane through an exchange plane in
 //    shared memory (two, alternating, so one barrier per level suffices); x neighbours: warp
 //    shuffles from the lanes beside (a warp holds whole rows of the region);
@@ -34,12 +34,13 @@
 // value at every time level, as the single-step engine's halo does: level 0 is set to it on
 // load, and every later level sets it again after the update.
 //
-// Bit-identical to the single-step kernels (stencil_kernels.cu): the arithmetic is
-// kernels/physics/stencil.hpp's (laplacian<R>, heat_update, wave_update, gray_scott_update) on
-// the same neighbour values in the same order, so heat and wave match bit for bit, periodic and
-// fixed, fp32 and fp64 (the tests require it). Gray-Scott is the same order too, but u v^2 is
-// used twice and where the compiler fuses the multiply-adds around it is its choice per kernel:
-// expected bit for bit, tested against a relative bound (1e-5 fp32, 1e-12 fp64).
+// Bit-identical to the single-step kernels (stencil_families.cuh): the arithmetic is
+// kernels/physics/stencil.hpp's laplacian<R> and the equation's point update (its traits type in
+// kernels/physics/equations/) on the same neighbour values in the same order, so heat and wave
+// match bit for bit, periodic and fixed, fp32 and fp64 (the tests require it). Gray-Scott is the
+// same order too, but u v^2 is used twice and where the compiler fuses the multiply-adds around
+// it is its choice per kernel: expected bit for bit, tested against a relative bound (1e-5 fp32,
+// 1e-12 fp64).
 //
 // What bounds it (H100/H200: 132 SMs, ~1.75 GHz under load; per SM and clock 128 B of shared
 // memory (one 128-byte wavefront), 4 warp instructions, 64 fp64 FMA). Per warp and level a
@@ -112,7 +113,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/env.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/stencil_device.cuh"
 #include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
@@ -135,30 +138,8 @@ __host__ __device__ const auto& params_of(const TemporalParams<T>& p) {
     return p.gray_scott;
 }
 
-// ---- 16-byte vectors and cp.async --------------------------------------------------------------
-// Duplicated from kernels/cuda/stencil_kernels.cu (V, ld16, st16, cp_async16,
-// cp_async_commit, cp_async_wait_group), to be merged into the shared PTX helper header when it
-// lands; cp_async_elem (the 4- and 8-byte .ca form) and splat16 are new here.
-template <class T>
-struct alignas(16) V {
-  static constexpr int n = 16 / sizeof(T);
-  T e[n];
-};
-
-__device__ __forceinline__ V<float> ld16(const float* p) {
-  const float4 f = *reinterpret_cast<const float4*>(p);
-  return {{f.x, f.y, f.z, f.w}};
-}
-__device__ __forceinline__ V<double> ld16(const double* p) {
-  const double2 f = *reinterpret_cast<const double2*>(p);
-  return {{f.x, f.y}};
-}
-__device__ __forceinline__ void st16(float* p, const V<float>& v) {
-  *reinterpret_cast<float4*>(p) = make_float4(v.e[0], v.e[1], v.e[2], v.e[3]);
-}
-__device__ __forceinline__ void st16(double* p, const V<double>& v) {
-  *reinterpret_cast<double2*>(p) = make_double2(v.e[0], v.e[1]);
-}
+// ---- beyond kernels/cuda/stencil_device.cuh (V, ld16, st16, cp.async groups) -------------------
+// cp.async of 16 bytes without the zero-fill operand, the 4- and 8-byte (.ca) form, and splat16.
 template <class T>
 __device__ __forceinline__ V<T> splat16(T x) {
   V<T> v;
@@ -178,11 +159,6 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 template <int N>
 __device__ __forceinline__ void cp_async_elem(void* smem, const void* gmem) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "n"(N) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait_group() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ int wrap(int i, int n) {
@@ -621,13 +597,13 @@ int pick_shape(const std::vector<Entry<T>>& v, int eq, int R, const TemporalOpti
       throw Error(what + ": shape index " + std::to_string(opt.shape) + " not built (shapes BY,RY,P: " + built + ")");
     return fits(opt.shape);
   }
-  if (const char* env = std::getenv("TIERSIM_TEMPORAL_SHAPE"); env && *env) {
+  if (const char* e = std::getenv(env::kTemporalShape); e && *e) {
     int by = 0, ry = 0, pa = 0;
-    if (std::sscanf(env, "%d,%d,%d", &by, &ry, &pa) != 3)
-      throw Error(std::string("TIERSIM_TEMPORAL_SHAPE must be BY,RY,P, not '") + env + "'");
+    if (std::sscanf(e, "%d,%d,%d", &by, &ry, &pa) != 3)
+      throw Error(std::string("TIERSIM_TEMPORAL_SHAPE must be BY,RY,P, not '") + e + "'");
     for (int i = 0; i < int(v.size()); ++i)
       if (v[i].shape.block_y == by && v[i].shape.rows_per_thread == ry && v[i].shape.planes_ahead == pa) return fits(i);
-    throw Error(what + ": TIERSIM_TEMPORAL_SHAPE=" + env + " not built (shapes BY,RY,P: " + built + ")");
+    throw Error(what + ": TIERSIM_TEMPORAL_SHAPE=" + e + " not built (shapes BY,RY,P: " + built + ")");
   }
   for (int i = 0; i < int(v.size()); ++i)
     if (!smem_optin || v[i].shape.smem_bytes <= smem_optin) return i;
@@ -651,7 +627,7 @@ int default_steps(int eq, int R, const TemporalShape& sh, int vw, std::size_t st
 }
 
 // Output planes per block: the chunk count that minimises (waves of blocks) x (planes a block
-// reads: its chunk plus 2 T R), as stencil_kernels.cu's ring kernel does.
+// reads: its chunk plus 2 T R), as the ring kernel's launch does (stencil_ring.cuh).
 int choose_zchunk(int requested, long long tiles_xy, int nz, long long slots, int overhead) {
   if (requested > 0) return std::min(requested, nz);
   int best = nz;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/env.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/stencil_families.cuh"
 
@@ -28,7 +29,7 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 // benchmark's sweeps): how much the L2 fetches from DRAM around each miss.
 CUtensorMapL2promotion tma_l2_promotion() {
   static const CUtensorMapL2promotion p = [] {
-    const char* e = std::getenv("TIERSIM_TMA_L2_PROMOTION");
+    const char* e = std::getenv(env::kTmaL2Promotion);
     const std::string v = e ? e : "256";
     if (v == "none") return CU_TENSOR_MAP_L2_PROMOTION_NONE;
     if (v == "64") return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "base/env.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/stencil_families.cuh"
 
@@ -65,7 +66,7 @@ template void upload_constant_coeffs<double>(const StencilCoeffs<double>&, cudaS
 SweepShape sweep_shape_from_env() {
   static const SweepShape sh = [] {
     SweepShape r;
-    if (const char* e = std::getenv("TIERSIM_STENCIL_SHAPE"))
+    if (const char* e = std::getenv(env::kStencilShape))
       if (const int n = std::sscanf(e, "%d,%d,%d,%d,%d,%d,%d", &r.kernel, &r.by, &r.pf, &r.ry, &r.minb, &r.cx, &r.cy);
           n != 5 && n != 7)
         throw Error(std::string("TIERSIM_STENCIL_SHAPE must be K,BY,PF,RY,MINB[,CX,CY], not '") + e + "'");
