@@ -48,6 +48,7 @@ void raise_test_signal(const char* where, long long step) {
   if (!v) return;
   const std::string want = step < 0 ? std::string(where) : std::string(where) + ":" + std::to_string(step);
   if (want == v) std::raise(SIGTERM);
+  if (want + ":KILL" == v) std::raise(SIGKILL);
 }
 
 }  // namespace tiersim

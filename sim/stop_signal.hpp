@@ -24,7 +24,9 @@ void clear_stop_request();
 
 // Tests only: with TIERSIM_TEST_SIGNAL_AT=<where> (or <where>:<step>) in the environment, raises
 // SIGTERM at that point of a run: "setup" (after the case is read, before anything is written),
-// "diagnostics:N" (in the diagnostics of step N, after the step decided whether it is the last).
+// "diagnostics:N" (in the diagnostics of step N, after the step decided whether it is the last),
+// "writing:N" (on the output thread, between step N's snapshot and its checkpoint); with ":KILL"
+// after it, SIGKILL instead.
 void raise_test_signal(const char* where, long long step = -1);
 
 }  // namespace tiersim

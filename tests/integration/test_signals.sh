@@ -65,6 +65,39 @@ stopped "SIGTERM during the diagnostics of step 7" "$WORK/diag" $rc "$err"
 err=$(TIERSIM_TEST_SIGNAL_AT=diagnostics:14 "$TIERSIM" run --restart "$WORK/again" --steps 40 -q 2>&1 >/dev/null); rc=$?
 stopped "SIGTERM during a restart's diagnostics" "$WORK/again" $rc "$err"
 
+# Signals while the output thread writes (output runs behind the steps): SIGTERM between step 20's
+# snapshot and its checkpoint ends the run at the next step boundary with everything consistent;
+# SIGKILL there leaves a run that reads back and that --restart finishes exactly as a run never
+# interrupted (final checkpoint arrays equal).
+rm -rf "$WORK/wterm"
+# (400 steps: with two output slots the loop is at most two snapshots ahead of the writer.)
+err=$(TIERSIM_TEST_SIGNAL_AT=writing:20 "$TIERSIM" run "${NB[@]}" --steps 400 --out "$WORK/wterm" 2>&1 >/dev/null); rc=$?
+stopped "SIGTERM while the output thread writes step 20" "$WORK/wterm" $rc "$err"
+rm -rf "$WORK/wkill" "$WORK/wref"
+"$TIERSIM" run "${NB[@]}" --steps 40 --out "$WORK/wref" >/dev/null 2>&1
+{ TIERSIM_TEST_SIGNAL_AT=writing:20:KILL "$TIERSIM" run "${NB[@]}" --steps 40 --out "$WORK/wkill" >/dev/null; rc=$?; } 2>/dev/null
+if [ $rc -ne 137 ]; then
+  echo "FAIL: SIGKILL while the output thread writes: rc=$rc (expected 137)"; fail=1
+elif ! $PY $CHECK "$WORK/wkill" >/dev/null 2>&1; then
+  echo "FAIL: SIGKILL while the output thread writes: the run does not read back"; fail=1
+elif ! "$TIERSIM" run --restart "$WORK/wkill" -q >/dev/null 2>&1; then
+  echo "FAIL: SIGKILL while the output thread writes: --restart failed"; fail=1
+else
+  same=$($PY - "$WORK/wkill" "$WORK/wref" <<'PYEOF'
+import sys, h5py, numpy as np
+a, b = (h5py.File(d + "/checkpoint.h5", "r") for d in sys.argv[1:3])
+ok = int(a.attrs["step"]) == int(b.attrs["step"]) == 40 and sorted(a["state"]) == sorted(b["state"]) and all(
+    np.array_equal(a["state"][k][()], b["state"][k][()]) for k in b["state"])
+print("same" if ok else "differs: steps %d vs %d" % (int(a.attrs["step"]), int(b.attrs["step"])))
+PYEOF
+)
+  if [ "$same" = same ]; then
+    echo "ok: SIGKILL while the output thread writes step 20: reads back; the restart ends as the uninterrupted run"
+  else
+    echo "FAIL: SIGKILL while the output thread writes: after the restart, $same"; fail=1
+  fi
+fi
+
 # A signal while the case is set up, before anything is written: one line, no directory.
 rm -rf "$WORK/setup"
 err=$(TIERSIM_TEST_SIGNAL_AT=setup "$TIERSIM" run "${NB[@]}" --steps 40 --out "$WORK/setup" 2>&1 >/dev/null); rc=$?
