@@ -19,7 +19,7 @@ inline constexpr const char* kCountersVerbose = "TIERSIM_COUNTERS_VERBOSE";
 // Tests only.
 // A step at which the run puts a NaN into its state (the non-finite check's test).
 inline constexpr const char* kInjectNanAtStep = "TIERSIM_INJECT_NAN_AT_STEP";
-// where[:step]: the run raises SIGTERM on itself there (sim/stop_signal.hpp).
+// where[:step][:KILL]: the run raises SIGTERM (SIGKILL with :KILL) on itself there (sim/stop_signal.hpp).
 inline constexpr const char* kTestSignalAt = "TIERSIM_TEST_SIGNAL_AT";
 
 }  // namespace tiersim::env
