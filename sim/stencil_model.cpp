@@ -203,6 +203,10 @@ class StencilModel final : public Model {
   }
 
   std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
+    // The next output comes while this one may still be written (run.output_slots = 2 by
+    // default): its buffers are pinned now, at the first output, instead of on its step.
+    const std::size_t field_bytes = std::size_t(p_.points()) * (s_.precision == Precision::Fp64 ? 8 : 4);
+    if (!reserved_) reserve_host_buffers(field_bytes, kStateFields), reserved_ = true;
     auto staged = std::make_unique<StagedFields>();
     staged->step = step, staged->time = time;
     staged->geometry.nx = p_.nx, staged->geometry.ny = p_.ny, staged->geometry.nz = p_.nz;
@@ -279,6 +283,7 @@ class StencilModel final : public Model {
   std::string forced_;  // why dt is above the limit, when stencil.force let it through
   double time_ = 0;
   std::optional<PointSource> source_;
+  bool reserved_ = false;  // staging buffers for a second output pinned
   bool have_q0_ = false;
   double q0_ = 0;
   std::string update_kernel_;  // as last recorded (take_records)

@@ -56,6 +56,24 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   if (!ptr_) throw Error("out of host memory for an output staging buffer of " + format_bytes(double(bytes)));
 }
 
+void reserve_host_buffers(std::size_t bytes, int count) {
+  if (bytes == 0 || !query_device().usable) return;
+  PinnedPool& pool = pinned_pool();
+  for (int i = 0; i < count; ++i) {
+    {
+      std::lock_guard<std::mutex> lk(pool.mu);
+      if (pool.free.size() >= kPooled) return;
+    }
+    void* p = nullptr;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // page-locking can fail (limits): outputs then allocate their own
+      return;
+    }
+    std::lock_guard<std::mutex> lk(pool.mu);
+    pool.free.emplace(bytes, p);
+  }
+}
+
 void HostBuffer::release() noexcept {
   if (!ptr_) return;
   if (pinned_) {

@@ -33,6 +33,8 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
   return *this;
 }
 
+void reserve_host_buffers(std::size_t, int) {}
+
 double measure_pinned_link_gbs(bool) { throw Error("no GPU: " + query_device().why_not); }
 
 }  // namespace tiersim
