@@ -212,10 +212,7 @@ class StencilCuda final : public StencilEngine {
     cuda::TemporalOptions opt;
     opt.steps = std::min(max_steps, fused_);
     cuda::TemporalParams<T> prm;
-    const auto eq_params = Eq::template params<T>(p_.template constants<Eq>(), dt);
-    if constexpr (std::is_same_v<Eq, equations::Heat>) prm.heat = eq_params;
-    if constexpr (std::is_same_v<Eq, equations::Wave>) prm.wave = eq_params;
-    if constexpr (std::is_same_v<Eq, equations::GrayScott>) prm.gray_scott = eq_params;
+    cuda::set_temporal_params<Eq>(prm, Eq::template params<T>(p_.template constants<Eq>(), dt));
     GridView<T> in[2], out[2];
     T bv[2];
     for (int f = 0; f < 2; ++f) {

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "base/kernel_record.hpp"
@@ -21,6 +22,15 @@ struct TemporalParams {
   equations::Wave::Params<T> wave{};
   equations::GrayScott::Params<T> gray_scott{};
 };
+
+// Equation Eq's parameters into their member of TemporalParams (nothing for an equation the
+// temporal kernels are not built for: temporal_supports() says which).
+template <class Eq, class T>
+void set_temporal_params(TemporalParams<T>& p, const typename Eq::template Params<T>& eq) {
+  if constexpr (std::is_same_v<Eq, equations::Heat>) p.heat = eq;
+  if constexpr (std::is_same_v<Eq, equations::Wave>) p.wave = eq;
+  if constexpr (std::is_same_v<Eq, equations::GrayScott>) p.gray_scott = eq;
+}
 
 // Whether the temporal kernels are built for an equation (heat, wave, Gray-Scott).
 bool temporal_supports(Equation eq);
