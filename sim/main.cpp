@@ -13,6 +13,7 @@
 #include "sim/bench.hpp"
 #include "sim/case.hpp"
 #include "sim/compare.hpp"
+#include "base/comm.hpp"
 #include "base/error.hpp"
 #include "base/printable.hpp"
 #include "base/strategy.hpp"
@@ -53,6 +54,7 @@ void print_info() {
   std::printf(", VTK output off");
 #endif
   std::printf(", OpenMP threads %d\n", omp_get_max_threads());
+  std::printf("ranks: %s\n", comm::library().c_str());
   const DeviceInfo d = query_device();
   if (!d.usable) {
     std::printf("GPU: none usable (%s)\n", d.why_not.c_str());
@@ -114,10 +116,26 @@ const tiersim::KeySpec& key_spec(const std::string& key) {
 
 }  // namespace
 
+int run_command_line(int argc, char** argv);
+
 int main(int argc, char** argv) {
   // First thing: from here on SIGINT and SIGTERM are requests that a run honours where stopping
   // leaves everything whole (sim/stop_signal.hpp), never a silent death in the middle of set-up.
   tiersim::install_stop_handlers();
+  // Under an MPI launcher each process is one rank of the run (base/comm.hpp); each takes a GPU.
+  try {
+    tiersim::comm::init(&argc, &argv);
+  } catch (const tiersim::Error& e) {
+    std::fprintf(stderr, "tiersim: error: %s\n", e.what());
+    return 1;
+  }
+  tiersim::select_device(tiersim::comm::local_rank());
+  const int code = run_command_line(argc, argv);
+  tiersim::comm::finalize();
+  return code;
+}
+
+int run_command_line(int argc, char** argv) {
   CLI::App app{"tiersim: N-body and stencil simulations that make the GPU memory hierarchy visible"};
   app.set_version_flag("--version", std::string("tiersim ") + TIERSIM_VERSION);
   app.require_subcommand(1);
@@ -226,6 +244,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const tiersim::Error& e) {
+    // Every rank meets the same error (sim/run.cpp agrees on them): the first rank says it.
+    if (!tiersim::comm::is_root()) return 1;
     // Messages quote input (paths, values, lines of files): never a raw byte of it on the terminal.
     std::fprintf(stderr, "tiersim: error: %s\n", tiersim::printable(e.what(), 4096).c_str());
     return 1;

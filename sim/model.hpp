@@ -39,6 +39,14 @@ class StagedOutput {
   virtual double bytes() const = 0;      // host bytes staged
 };
 
+// Under several ranks (base/comm.hpp; `mpirun -np P tiersim run`) each rank builds the same model
+// from the same case and holds its part of the state (a slab of the grid, a range of the bodies).
+// These calls are then collective (every rank makes them, in the same order): advance/step (halo
+// exchanges, position exchanges), observe and conservation (every rank gets the global values),
+// find_non_finite (global indices, the same on every rank), stage_output (the ranks' parts are
+// gathered: rank 0 gets the whole state, as one rank would stage it, the others nullptr),
+// load_state (every rank is given the whole checkpointed state and takes its part), inject_nan
+// (a global index). One rank is the case of today, with nothing exchanged.
 class Model {
  public:
   virtual ~Model() = default;

@@ -22,6 +22,15 @@ namespace tiersim {
 
 bool cuda_compiled() { return true; }
 
+void select_device(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    return;  // query_device() says why
+  }
+  TIERSIM_CUDA_CHECK(cudaSetDevice(local_rank % count));
+}
+
 DeviceInfo query_device() {
   static std::once_flag once;
   static DeviceInfo cached;

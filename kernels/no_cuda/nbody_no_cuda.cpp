@@ -5,6 +5,7 @@
 namespace tiersim {
 
 bool cuda_compiled() { return false; }
+void select_device(int) {}
 
 DeviceInfo query_device() {
   DeviceInfo d;
