@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -53,11 +54,27 @@ inline double sector_bytes_per_record(std::size_t record, std::size_t field_byte
   return double(std::count(touched.begin(), touched.end(), true)) * sector / double(records);
 }
 
+// A run of bytes inside a store: [offset, offset + bytes).
+struct ByteRange {
+  std::size_t offset = 0, bytes = 0;
+};
+
+// Under several ranks each rank owns a range of the bodies (kernels/nbody_engine.hpp,
+// BodyPartition) whose bounds are multiples of this, or n: a multiple of every view's block (an
+// AoSoA block is never split), so that the positions of a rank's range are a few whole byte
+// ranges of the store (position_ranges below), sent as they lie.
+inline constexpr int kBodySliceAlign = 32;
+
 // Every view below also answers, for the CUDA engine's L2 window and the kernels' cost models:
 //  hot_bytes(n):   bytes from the start of the store that hold x y z m of every body (what the
 //                  force kernel re-reads);
 //  moved_bytes(f): bytes per body the memory system moves when consecutive threads touch the
-//                  fields in mask f of consecutive bodies.
+//                  fields in mask f of consecutive bodies;
+// and, for the position exchange between ranks:
+//  position_ranges(n, lo, hi): the kPositionRanges byte ranges of a store of n bodies that hold
+//                  the positions of bodies lo .. hi - 1 (lo and hi as BodyPartition makes them).
+//                  A range may hold other fields of those bodies too; a later rank's ranges lie
+//                  after an earlier one's, each kind of range after its own kind.
 
 // Array of structures: one 40-byte (fp32) record per body. A warp reading positions touches
 // 10x the bytes it uses per field: strided access.
@@ -74,6 +91,10 @@ struct AoSView {
   static std::size_t bytes(std::size_t n) { return align_up(n * sizeof(Body), kArrayAlign); }
   static std::size_t hot_bytes(std::size_t n) { return bytes(n); }  // positions interleaved with the rest
   static double moved_bytes(unsigned f) { return sector_bytes_per_record(sizeof(Body), sizeof(T), f); }
+  static constexpr int kPositionRanges = 1;  // whole records: velocities and accelerations ride along
+  static std::array<ByteRange, 1> position_ranges(std::size_t, std::size_t lo, std::size_t hi) {
+    return {{{lo * sizeof(Body), (hi - lo) * sizeof(Body)}}};
+  }
   AoSView() = default;
   AoSView(void* base, int count) : b(static_cast<Body*>(base)), n(count) {}
 
@@ -116,6 +137,12 @@ struct SoAView {
   static std::size_t bytes(std::size_t n) { return 10 * stride(n); }
   static std::size_t hot_bytes(std::size_t n) { return 4 * stride(n); }  // x, y, z, m: the first four arrays
   static double moved_bytes(unsigned f) { return double(std::popcount(f)) * sizeof(T); }
+  static constexpr int kPositionRanges = 3;  // the slices of x, y and z
+  static std::array<ByteRange, 3> position_ranges(std::size_t n, std::size_t lo, std::size_t hi) {
+    std::array<ByteRange, 3> r;
+    for (std::size_t f = 0; f < 3; ++f) r[f] = {f * stride(n) + lo * sizeof(T), (hi - lo) * sizeof(T)};
+    return r;
+  }
   SoAView() = default;
   SoAView(void* base, int count) : n(count) {
     char* p = static_cast<char*>(base);
@@ -165,6 +192,13 @@ struct AoSoAView {
   static std::size_t hot_bytes(std::size_t n) { return bytes(n); }  // positions interleaved with the rest
   // Each field of a block is one contiguous W-lane segment: exactly the fields.
   static double moved_bytes(unsigned f) { return double(std::popcount(f)) * sizeof(T); }
+  // Whole blocks (lo is a multiple of W; hi too, or n, whose last block is partly padding).
+  static_assert(kBodySliceAlign % W == 0, "a rank's range of bodies must not split an AoSoA block");
+  static constexpr int kPositionRanges = 1;
+  static std::array<ByteRange, 1> position_ranges(std::size_t, std::size_t lo, std::size_t hi) {
+    const std::size_t b0 = lo / W, b1 = hi > lo ? (hi + W - 1) / W : b0;
+    return {{{b0 * sizeof(Block), (b1 - b0) * sizeof(Block)}}};
+  }
   AoSoAView() = default;
   AoSoAView(void* base, int count) : blk(static_cast<Block*>(base)), n(count) {}
 
@@ -233,6 +267,10 @@ struct Float4View {
     const int vectors =
         ((f & field_mask(kX, 4)) != 0) + ((f & field_mask(kVX, 3)) != 0) + ((f & field_mask(kAX, 3)) != 0);
     return double(vectors) * sizeof(Vec4<T>);
+  }
+  static constexpr int kPositionRanges = 1;  // the posm slice: x y z and the unchanged masses
+  static std::array<ByteRange, 1> position_ranges(std::size_t, std::size_t lo, std::size_t hi) {
+    return {{{lo * sizeof(Vec4<T>), (hi - lo) * sizeof(Vec4<T>)}}};
   }
   Float4View() = default;
   Float4View(void* base, int count) : n(count) {
