@@ -3,6 +3,8 @@
 // a kernel (HOOMD-blue's driver split).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +27,30 @@ struct NbodyDiagnostics {
   double mass = 0;
 };
 
+// The bodies split among the ranks of a run (base/comm.hpp): rank r owns bodies first[r] ..
+// first[r + 1] - 1, and its engine computes the forces on those, kicks and drifts those only;
+// every rank's engine holds the positions and masses of all n (the force sources), which
+// exchange_positions() brings up to date after each drift. One rank owns all.
+struct BodyPartition {
+  std::vector<int> first;  // ranks + 1 bounds: 0, ..., n (empty: one rank owning every body)
+  int rank = 0;            // whose engine this is
+
+  int ranks() const { return first.empty() ? 1 : int(first.size()) - 1; }
+  int lo() const { return first.empty() ? 0 : first[std::size_t(rank)]; }
+  int hi(int n) const { return first.empty() ? n : first[std::size_t(rank) + 1]; }
+
+  // About n / ranks bodies each, in rank order; the bounds are multiples of kBodySliceAlign
+  // (layouts/particles.hpp), the last one n. A rank may own none (fewer blocks than ranks).
+  static BodyPartition even(int n, int ranks, int rank) {
+    BodyPartition p;
+    p.rank = rank;
+    const std::int64_t a = kBodySliceAlign, blocks = (std::int64_t(n) + a - 1) / a;
+    for (std::int64_t r = 0; r <= ranks; ++r)
+      p.first.push_back(r == ranks ? n : int(std::min<std::int64_t>(n, a * (r * blocks / ranks))));
+    return p;
+  }
+};
+
 // Tunables of the CUDA force kernels (0 = chosen for the device).
 struct NbodyTuning {
   int block = 0;  // threads per block
@@ -34,8 +60,10 @@ struct NbodyTuning {
 class NbodyEngine {
  public:
   virtual ~NbodyEngine() = default;
+  // Under several ranks (BodyPartition) the engine holds all n bodies, and the calls below act on
+  // the bodies it owns; the velocities and accelerations of the others are not kept up to date.
   virtual int size() const = 0;
-  virtual void upload(const Bodies& b) = 0;  // replaces the whole state
+  virtual void upload(const Bodies& b) = 0;  // replaces the whole state (all n bodies)
   virtual Bodies download() = 0;             // copies the state back (only when output needs it)
   // acc <- G * sum_j m_j (r_j - r_i) / (r^2 + eps^2)^(3/2). with_potential (diagnostics steps):
   // the same pass also sums the potential energy -G sum_{i<j} m_i m_j / sqrt(r^2 + eps^2) for the
@@ -43,7 +71,12 @@ class NbodyEngine {
   virtual void compute_forces(bool with_potential = false) = 0;
   virtual void kick(double dt) = 0;   // v += a * dt
   virtual void drift(double dt) = 0;  // x += v * dt
-  // Energies and momenta, reduced where the data is (a few scalars come back). The potential is
+  // Collective, after a drift under several ranks: every rank's engine gets the owned positions
+  // of the others (comm::allgather; a telemetry record "position_exchange_mpi"). Nothing with one
+  // rank.
+  virtual void exchange_positions() = 0;
+  // Energies and momenta of the owned bodies (the potential: of the owned bodies' shares of the
+  // pairs), reduced where the data is (a few scalars come back). The potential is
   // the last compute_forces(true)'s when no drift or upload came after it; otherwise it is summed
   // now by a potential-only pass of the same arithmetic, and the accelerations are left alone.
   virtual NbodyDiagnostics diagnostics() = 0;
@@ -54,8 +87,11 @@ class NbodyEngine {
   virtual std::string strategy_name() const = 0;
 };
 
-std::unique_ptr<NbodyEngine> make_nbody_cpu(const Strategy& s, int n, const NbodyParams& p);
+// `part`: the bodies this engine owns (the default: all of them, one rank).
+std::unique_ptr<NbodyEngine> make_nbody_cpu(const Strategy& s, int n, const NbodyParams& p,
+                                            const BodyPartition& part = {});
 // Throws Error when tiersim was built without CUDA or no GPU is usable.
-std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t = {});
+std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t = {},
+                                             const BodyPartition& part = {});
 
 }  // namespace tiersim

@@ -10,14 +10,20 @@
 // binary (2 bodies) 7.7 ms against 1.3 us. Measured there (fp32 SoA, one thread, median): kick
 // 3.4 us at 2048 bodies, 17 us at 16384, 67 us at 65536, 0.27 ms at 262144; forces (or the
 // potential) 14 us at 64 bodies, 0.22 ms at 256, 0.81 ms at 512, 3.7 ms at 1024.
+//
+// Under several ranks (BodyPartition) the loops over bodies i run over the owned range only;
+// each i's sum over j is the same loop over all n, so the owned bodies' accelerations, kicks
+// and drifts are bit for bit those of one rank.
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <utility>
 #include <vector>
 
+#include "base/comm.hpp"
 #include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
@@ -39,10 +45,13 @@ class CpuNbodyEngine final : public NbodyEngine {
   using T = typename View::scalar;
 
  public:
-  CpuNbodyEngine(const Strategy& s, int n, const NbodyParams& p)
+  CpuNbodyEngine(const Strategy& s, int n, const NbodyParams& p, const BodyPartition& part)
       : store_(n),
         phi_(std::size_t(n)),
         params_(p),
+        part_(part),
+        lo_(part.lo()),
+        hi_(part.hi(n)),
         strategy_(std::string("cpu/") + name(s.layout) + "/" + name(s.precision)) {}
 
   int size() const override { return store_.size(); }
@@ -59,21 +68,23 @@ class CpuNbodyEngine final : public NbodyEngine {
     const int n = v.n;
     const T eps2 = T(force_eps2(params_.softening));
     const T G = T(params_.G);
-    const double nn = double(n) * n;
+    const int owned = hi_ - lo_;
+    const double nn = double(owned) * n;
+    // Positions and masses of all n read, the owned accelerations written.
+    const double force_bytes = (n * 4.0 + owned * 3.0) * sizeof(T);
     if (with_potential) {
       pairs_with_potential<true>(v, eps2, G);
       // Besides the forces' bytes, phi written; one flop (the sum) per pair term.
-      const double bytes = n * (4.0 + 3.0) * sizeof(T) + n * sizeof(double);
-      record("nbody_forces_potential", t0, bytes, bytes, kFlopsPerInteraction * nn + double(n) * (n - 1), nn,
+      const double bytes = force_bytes + owned * sizeof(double);
+      record("nbody_forces_potential", t0, bytes, bytes, kFlopsPerInteraction * nn + double(owned) * (n - 1), nn,
              "interactions");
       return;
     }
     // Blocks of kBlock bodies i; for each j the block's interactions run as SIMD lanes. Each
     // body's sum still runs over j in order, so the result is the same for any thread count.
-    constexpr int kBlock = 16;
 #pragma omp parallel for schedule(static) if (n >= kParallelBodiesPairwise)
-    for (int i0 = 0; i0 < n; i0 += kBlock) {
-      const int m = std::min(kBlock, n - i0);
+    for (int i0 = lo_; i0 < hi_; i0 += kBlock) {
+      const int m = std::min(kBlock, hi_ - i0);
       T px[kBlock], py[kBlock], pz[kBlock], ax[kBlock] = {}, ay[kBlock] = {}, az[kBlock] = {};
       for (int k = 0; k < kBlock; ++k) {
         const Vec3<T> p = v.pos(i0 + std::min(k, m - 1));
@@ -90,28 +101,58 @@ class CpuNbodyEngine final : public NbodyEngine {
       }
       for (int k = 0; k < m; ++k) v.set_acc(i0 + k, G * Vec3<T>{ax[k], ay[k], az[k]});
     }
-    record("nbody_forces", t0, n * (4.0 + 3.0) * sizeof(T), n * (4.0 + 3.0) * sizeof(T), kFlopsPerInteraction * nn, nn,
-           "interactions");
+    record("nbody_forces", t0, force_bytes, force_bytes, kFlopsPerInteraction * nn, nn, "interactions");
   }
 
   void kick(double dt) override {
     const auto t0 = clock::now();
     const View v = store_.view();
     const T h = T(dt);
-#pragma omp parallel for schedule(static) if (v.n >= kParallelBodiesLinear)
-    for (int i = 0; i < v.n; ++i) v.set_vel(i, tiersim::kick(v.vel(i), v.acc(i), h));
-    const double bytes = v.n * 9.0 * sizeof(T);  // read v and a, write v
-    record("nbody_kick", t0, bytes, bytes, 6.0 * v.n, v.n, "bodies");
+    const int owned = hi_ - lo_;
+#pragma omp parallel for schedule(static) if (owned >= kParallelBodiesLinear)
+    for (int i = lo_; i < hi_; ++i) v.set_vel(i, tiersim::kick(v.vel(i), v.acc(i), h));
+    const double bytes = owned * 9.0 * sizeof(T);  // read v and a, write v
+    record("nbody_kick", t0, bytes, bytes, 6.0 * owned, owned, "bodies");
   }
 
   void drift(double dt) override {
     const auto t0 = clock::now();
     const View v = store_.view();
     const T h = T(dt);
-#pragma omp parallel for schedule(static) if (v.n >= kParallelBodiesLinear)
-    for (int i = 0; i < v.n; ++i) v.set_pos(i, tiersim::drift(v.pos(i), v.vel(i), h));
-    const double bytes = v.n * 9.0 * sizeof(T);  // read x and v, write x
-    record("nbody_drift", t0, bytes, bytes, 6.0 * v.n, v.n, "bodies");
+    const int owned = hi_ - lo_;
+#pragma omp parallel for schedule(static) if (owned >= kParallelBodiesLinear)
+    for (int i = lo_; i < hi_; ++i) v.set_pos(i, tiersim::drift(v.pos(i), v.vel(i), h));
+    const double bytes = owned * 9.0 * sizeof(T);  // read x and v, write x
+    record("nbody_drift", t0, bytes, bytes, 6.0 * owned, owned, "bodies");
+    potential_current_ = false;
+  }
+
+  // In place in the store: each rank's position ranges (View::position_ranges) land where they
+  // lie in every rank's store, one allgather per kind of range.
+  void exchange_positions() override {
+    const int ranks = part_.ranks();
+    if (ranks == 1) return;
+    if (ranks != comm::size())
+      throw Error("exchange_positions: bodies split for " + std::to_string(ranks) + " ranks, the run has " +
+                  std::to_string(comm::size()));
+    const auto t0 = clock::now();
+    const std::size_t n = std::size_t(store_.size()), me = std::size_t(part_.rank);
+    char* base = static_cast<char*>(store_.data());
+    std::vector<std::array<ByteRange, View::kPositionRanges>> of(static_cast<std::size_t>(ranks));
+    for (std::size_t r = 0; r < of.size(); ++r)
+      of[r] = View::position_ranges(n, std::size_t(part_.first[r]), std::size_t(part_.first[r + 1]));
+    double mine = 0, all = 0;
+    std::vector<std::size_t> offsets(of.size()), counts(of.size());
+    for (std::size_t k = 0; k < std::size_t(View::kPositionRanges); ++k) {
+      for (std::size_t r = 0; r < of.size(); ++r) {
+        offsets[r] = of[r][k].offset;
+        counts[r] = of[r][k].bytes;
+        all += double(counts[r]);
+      }
+      mine += double(counts[me]);
+      comm::allgather(base + offsets[me], base, offsets, counts);
+    }
+    record_exchange(t0, mine, all, ranks);
     potential_current_ = false;
   }
 
@@ -122,17 +163,17 @@ class CpuNbodyEngine final : public NbodyEngine {
   // that fp64 runs need (a plain sum of 2^20 terms can be off by up to 2^20 x 1.1e-16 = 1e-10).
   NbodyDiagnostics diagnostics() override {
     const View v = store_.view();
-    const int n = v.n;
+    const int n = v.n, owned = hi_ - lo_;
     if (!potential_current_) {
       const auto t0 = clock::now();
       pairs_with_potential<false>(v, T(force_eps2(params_.softening)), T(params_.G));
-      const double pairs = double(n) * (n - 1);  // each pair twice, once for each body
-      record("nbody_potential", t0, n * 4.0 * sizeof(T) + n * sizeof(double), n * 4.0 * sizeof(T) + n * sizeof(double),
-             kPotentialFlopsPerPair * pairs, pairs, "interactions");
+      const double pairs = double(owned) * (n - 1);  // each pair twice, once for each body
+      const double bytes = n * 4.0 * sizeof(T) + owned * sizeof(double);
+      record("nbody_potential", t0, bytes, bytes, kPotentialFlopsPerPair * pairs, pairs, "interactions");
     }
     const auto t0 = clock::now();
     CompensatedSum kin, pot, mass, px, py, pz, lx, ly, lz;
-    for (int i = 0; i < n; ++i) {
+    for (int i = lo_; i < hi_; ++i) {
       const auto p = v.pos(i), u = v.vel(i);
       const Vec3<double> x{p.x, p.y, p.z}, w{u.x, u.y, u.z};
       const double m = v.mass(i);
@@ -152,8 +193,8 @@ class CpuNbodyEngine final : public NbodyEngine {
     // Each body's position, velocity, mass and phi read once. Flops per body: kinetic energy 7,
     // mass 1, momentum 6, angular momentum 15 (a cross product, 9, then m l summed, 6), its share
     // of the potential 3: 32 (the compensation's own operations not counted).
-    const double bytes = n * (7.0 * sizeof(T) + sizeof(double));
-    record("nbody_diagnostics", t0, bytes, bytes, 32.0 * n, n, "bodies");
+    const double bytes = owned * (7.0 * sizeof(T) + sizeof(double));
+    record("nbody_diagnostics", t0, bytes, bytes, 32.0 * owned, owned, "bodies");
     return d;
   }
 
@@ -178,6 +219,15 @@ class CpuNbodyEngine final : public NbodyEngine {
     records_.push_back(std::move(r));
   }
 
+  // The exchange's record: `mine` bytes of this rank's positions, `all` of every rank's. Its
+  // bytes are those sent and received as if each rank sent its part to each other one: mine to
+  // ranks - 1 ranks, and the others' parts received. No ceiling: nothing measured the link.
+  void record_exchange(clock::time_point t0, double mine, double all, int ranks) {
+    const double bytes = mine * (ranks - 1) + (all - mine);
+    record("position_exchange_mpi", t0, bytes, bytes, 0, bytes, "bytes");
+    records_.back().ceiling_gbs = -1;
+  }
+
   // The pair loop with the potential: phi_i = -sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) into phi_,
   // and with kForces the accelerations too, bit for bit those of compute_forces(false): the same
   // operations (accumulate_pair_potential is accumulate_pair plus the m_j / r it forms anyway) in
@@ -189,12 +239,11 @@ class CpuNbodyEngine final : public NbodyEngine {
   template <bool kForces>
   void pairs_with_potential(const View v, T eps2, T G) {
     const int n = v.n;
-    constexpr int kBlock = 16;
     constexpr int kChunk = 256;  // a multiple of kBlock: a block's own bodies lie in one chunk
     double* phi = phi_.data();
 #pragma omp parallel for schedule(static) if (n >= kParallelBodiesPairwise)
-    for (int i0 = 0; i0 < n; i0 += kBlock) {
-      const int m = std::min(kBlock, n - i0);
+    for (int i0 = lo_; i0 < hi_; i0 += kBlock) {
+      const int m = std::min(kBlock, hi_ - i0);
       T px[kBlock], py[kBlock], pz[kBlock], ax[kBlock] = {}, ay[kBlock] = {}, az[kBlock] = {};
       double sum[kBlock] = {};
       for (int k = 0; k < kBlock; ++k) {
@@ -236,20 +285,27 @@ class CpuNbodyEngine final : public NbodyEngine {
     double value() const { return s + c; }
   };
 
+  // The force loops' blocks of bodies i (SIMD lanes). Owned ranges start at multiples of
+  // kBodySliceAlign, so a rank's blocks are those one rank makes.
+  static constexpr int kBlock = 16;
+  static_assert(kBodySliceAlign % kBlock == 0);
+
   HostParticleStore<View> store_;
   std::vector<double> phi_;         // potential per body (G left out), of the last pass that summed it
   bool potential_current_ = false;  // phi_ is that of the bodies as they are now
   NbodyParams params_;
+  BodyPartition part_;
+  int lo_, hi_;  // the owned bodies
   std::string strategy_;
   std::vector<KernelRecord> records_;
 };
 
 }  // namespace
 
-std::unique_ptr<NbodyEngine> make_nbody_cpu(const Strategy& s, int n, const NbodyParams& p) {
+std::unique_ptr<NbodyEngine> make_nbody_cpu(const Strategy& s, int n, const NbodyParams& p, const BodyPartition& part) {
   return with_layout_and_scalar(s.layout, s.precision, [&](auto layout, auto scalar) -> std::unique_ptr<NbodyEngine> {
     using View = ParticleView<decltype(layout)::value, typename decltype(scalar)::type>;
-    return std::make_unique<CpuNbodyEngine<View>>(s, n, p);
+    return std::make_unique<CpuNbodyEngine<View>>(s, n, p, part);
   });
 }
 

@@ -64,6 +64,15 @@ KernelRecord& LaunchTimer::end() {
   return q.rec;
 }
 
+void LaunchTimer::add(KernelRecord rec) {
+  if (open_) throw Error("LaunchTimer: add(" + rec.kernel + ") inside an open launch");
+  if (pending_.size() >= kMaxPending) resolve(done_, true);
+  Pending p;
+  p.rec = std::move(rec);
+  p.host_timed = true;
+  pending_.push_back(std::move(p));
+}
+
 void LaunchTimer::resolve(std::vector<KernelRecord>& out, bool wait) {
   std::size_t n = open_ ? pending_.size() - 1 : pending_.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -83,7 +92,7 @@ void LaunchTimer::resolve(std::vector<KernelRecord>& out, bool wait) {
       p.rec.ms = ms;
       free_events_.push_back(p.start);
       free_events_.push_back(p.stop);
-    } else {
+    } else if (!p.host_timed) {
       p.rec.ms = 0;  // timing off
     }
     out.push_back(std::move(p.rec));

@@ -58,6 +58,9 @@ class LaunchTimer {
   KernelRecord& begin(const char* name, const std::string& strategy);
   // Closes the launch opened by begin(); returns its record (to add the cost model afterwards).
   KernelRecord& end();
+  // A record timed by the caller on the host (rec.ms set: an exchange between ranks that waits
+  // for its copies), kept in order with the launches.
+  void add(KernelRecord rec);
   // Every closed launch since the last call, in launch order, times resolved.
   std::vector<KernelRecord> take_records(bool wait = true);
 
@@ -65,6 +68,7 @@ class LaunchTimer {
   struct Pending {
     KernelRecord rec;
     cudaEvent_t start = nullptr, stop = nullptr;
+    bool host_timed = false;  // add(): rec.ms is final
   };
   cudaEvent_t get_event();
   void resolve(std::vector<KernelRecord>& out, bool wait);

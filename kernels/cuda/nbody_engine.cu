@@ -13,11 +13,20 @@
 // accelerations, so the window covers the whole store. The window is set once on the engine's stream and covers every
 // launch (kick and drift included: drift's position writes then land in persisting lines the next force evaluation
 // reads).
+//
+// Under several ranks (BodyPartition) every launch covers the owned bodies only, with the
+// launch shape of all n (the force kernels' sums over j, and the pairs each body's psi holds,
+// are then those of one rank, bit for bit), and exchange_positions() goes through host memory:
+// the owned position ranges down into a pinned buffer, comm::allgather there, the other ranks'
+// ranges up.
 #include <cuda_runtime.h>
 
+#include <array>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "base/comm.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/l2_window.cuh"
@@ -25,8 +34,10 @@
 #include "kernels/cuda/nbody_forces.cuh"
 #include "kernels/cuda/nbody_integrate.cuh"
 #include "kernels/device_info.hpp"
+#include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
+#include "kernels/staging.hpp"
 
 namespace tiersim {
 
@@ -37,7 +48,8 @@ class CudaNbodyEngine final : public NbodyEngine {
  public:
   using T = typename View::scalar;
 
-  CudaNbodyEngine(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t) : s_(s), n_(n), p_(p), t_(t) {
+  CudaNbodyEngine(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t, const BodyPartition& part)
+      : s_(s), n_(n), p_(p), t_(t), part_(part), lo_(part.lo()), hi_(part.hi(n)) {
     s_.backend = Backend::Cuda;
     strategy_ = std::string("cuda/") + name(s.layout) + "/" + name(s.precision) + "/" + name(s.tiling);
     // Validate the tuning now, not at the first launch.
@@ -46,7 +58,7 @@ class CudaNbodyEngine final : public NbodyEngine {
         "particles (" + std::to_string(n) + " bodies, " + name(s.layout) + ", " + name(s.precision) + ")";
     const std::size_t bytes = View::bytes(std::size_t(n));
     const std::size_t psi_bytes = std::size_t(n) * sizeof(double);
-    const std::size_t scratch = cuda::nbody_diagnostics_scratch_bytes<View>(n);
+    const std::size_t scratch = cuda::nbody_diagnostics_scratch_bytes<View>(hi_ - lo_);
     // Check the whole need first, so that a case too large fails with one message.
     std::size_t free_b = 0, total_b = 0;
     TIERSIM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "starting the CUDA backend");
@@ -62,6 +74,7 @@ class CudaNbodyEngine final : public NbodyEngine {
     scratch_bytes_ = scratch;
     dview_ = View(store_.data(), n);
     l2_.target(store_.data(), View::hot_bytes(std::size_t(n)));
+    if (part_.ranks() > 1) plan_exchange();
   }
 
   int size() const override { return n_; }
@@ -92,14 +105,67 @@ class CudaNbodyEngine final : public NbodyEngine {
 
   void kick(double dt) override {
     KernelRecord& r = timer_.begin("nbody_kick", strategy_);
-    cuda::launch_nbody_kick(dview_, dt, stream_, r);
+    cuda::launch_nbody_kick(dview_, dt, stream_, r, lo_, hi_);
     timer_.end();
   }
 
   void drift(double dt) override {
     KernelRecord& r = timer_.begin("nbody_drift", strategy_);
-    cuda::launch_nbody_drift(dview_, dt, stream_, r);
+    cuda::launch_nbody_drift(dview_, dt, stream_, r, lo_, hi_);
     timer_.end();
+    potential_current_ = false;
+  }
+
+  // Timed on the host from the end of the drift (waited for first, so that the record holds the
+  // exchange only) to the end of the last copy up: the allgather needs the copies down finished,
+  // and the next force pass needs the copies up.
+  void exchange_positions() override {
+    if (part_.ranks() == 1) return;
+    if (part_.ranks() != comm::size())
+      throw Error("exchange_positions: bodies split for " + std::to_string(part_.ranks()) + " ranks, the run has " +
+                  std::to_string(comm::size()));
+    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "before the position exchange");
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t me = std::size_t(part_.rank);
+    char* dev = static_cast<char*>(store_.data());
+    char* host = exchange_host_.as<char>();
+    for (const ExchangeRange& x : exchange_) {
+      const ByteRange& m = x.of[me];
+      if (m.bytes)
+        TIERSIM_CUDA_CHECK(
+            cudaMemcpyAsync(host + x.host + x.offsets[me], dev + m.offset, m.bytes, cudaMemcpyDeviceToHost, stream_),
+            "position exchange: owned positions down");
+    }
+    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "position exchange: owned positions down");
+    for (const ExchangeRange& x : exchange_)
+      comm::allgather(host + x.host + x.offsets[me], host + x.host, x.offsets, x.counts);
+    for (const ExchangeRange& x : exchange_) {
+      // The others' ranges: before this rank's and after it.
+      const ByteRange& m = x.of[me];
+      const std::size_t before = m.offset - x.lo, after_at = m.offset + m.bytes - x.lo;
+      if (before)
+        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dev + x.lo, host + x.host, before, cudaMemcpyHostToDevice, stream_),
+                           "position exchange: the others' positions up");
+      if (x.span > after_at)
+        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dev + x.lo + after_at, host + x.host + after_at, x.span - after_at,
+                                           cudaMemcpyHostToDevice, stream_),
+                           "position exchange: the others' positions up");
+    }
+    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "position exchange: the others' positions up");
+    KernelRecord r;
+    r.kernel = "position_exchange_mpi";
+    r.step = telemetry_step();
+    r.strategy = strategy_;
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // Bytes sent and received as if each rank sent its part to each other one: this rank's part
+    // to ranks - 1 ranks, and the others' parts received. No ceiling: nothing measured the link.
+    double mine = 0, all = 0;
+    for (const ExchangeRange& x : exchange_) mine += double(x.of[me].bytes), all += double(x.span);
+    const double bytes = mine * (part_.ranks() - 1) + (all - mine);
+    r.bytes_compulsory = r.bytes_modelled = r.work = bytes;
+    r.work_unit = "bytes";
+    r.ceiling_gbs = -1;
+    timer_.add(std::move(r));
     potential_current_ = false;
   }
 
@@ -109,7 +175,7 @@ class CudaNbodyEngine final : public NbodyEngine {
   NbodyDiagnostics diagnostics() override {
     if (!potential_current_) force_pass(cuda::ForcePass::Potential);
     KernelRecord& r = timer_.begin("nbody_diagnostics", strategy_);
-    cuda::launch_nbody_diagnostics(dview_, psi_.as<double>(), scratch_.data(), scratch_bytes_, stream_, r);
+    cuda::launch_nbody_diagnostics(dview_, psi_.as<double>(), scratch_.data(), scratch_bytes_, stream_, r, lo_, hi_);
     timer_.end();
     return cuda::fetch_nbody_diagnostics(scratch_.data(), p_.G, stream_);
   }
@@ -120,15 +186,50 @@ class CudaNbodyEngine final : public NbodyEngine {
   void force_pass(cuda::ForcePass pass) {
     KernelRecord& r = timer_.begin(cuda::force_kernel_name(pass, s_.tiling), strategy_);
     cuda::launch_nbody_forces(dview_, pass, s_.tiling, force_eps2(p_.softening), p_.G, t_, psi_.as<double>(), stream_,
-                              r);
+                              r, lo_, hi_);
     timer_.end();
     if (pass != cuda::ForcePass::Forces) potential_current_ = true;
+  }
+
+  // One kind of the layout's position ranges (View::position_ranges) over the ranks: rank r's
+  // range of[r] in the store; the ranks' ranges lie in rank order inside the span [lo, lo + span)
+  // of the store, mirrored at `host` in the pinned buffer (offsets: from lo).
+  struct ExchangeRange {
+    std::vector<ByteRange> of;
+    std::vector<std::size_t> offsets, counts;
+    std::size_t lo = 0, span = 0, host = 0;
+  };
+
+  void plan_exchange() {
+    const std::size_t ranks = std::size_t(part_.ranks()), n = std::size_t(n_);
+    std::vector<std::array<ByteRange, View::kPositionRanges>> of(ranks);
+    for (std::size_t r = 0; r < ranks; ++r)
+      of[r] = View::position_ranges(n, std::size_t(part_.first[r]), std::size_t(part_.first[r + 1]));
+    std::size_t host_bytes = 0;
+    for (std::size_t k = 0; k < std::size_t(View::kPositionRanges); ++k) {
+      ExchangeRange x;
+      x.lo = of[0][k].offset;
+      x.span = of[ranks - 1][k].offset + of[ranks - 1][k].bytes - x.lo;
+      x.host = host_bytes;
+      for (std::size_t r = 0; r < ranks; ++r) {
+        x.of.push_back(of[r][k]);
+        x.offsets.push_back(of[r][k].offset - x.lo);
+        x.counts.push_back(of[r][k].bytes);
+      }
+      host_bytes += align_up(x.span, kArrayAlign);
+      exchange_.push_back(std::move(x));
+    }
+    exchange_host_ = HostBuffer(host_bytes);
   }
 
   Strategy s_;
   int n_;
   NbodyParams p_;
   NbodyTuning t_;
+  BodyPartition part_;
+  int lo_, hi_;  // the owned bodies
+  std::vector<ExchangeRange> exchange_;
+  HostBuffer exchange_host_;  // pinned: the position ranges of every rank on their way
   std::string strategy_;
   cuda::DeviceBuffer store_, psi_, scratch_;
   std::size_t scratch_bytes_ = 0;
@@ -145,7 +246,8 @@ class CudaNbodyEngine final : public NbodyEngine {
 
 }  // namespace
 
-std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t) {
+std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const NbodyParams& p, const NbodyTuning& t,
+                                             const BodyPartition& part) {
   const DeviceInfo d = query_device();
   if (!d.usable) throw Error("--backend cuda: " + d.why_not);
   if (n < 0) throw Error("nbody: negative body count " + std::to_string(n));
@@ -154,7 +256,7 @@ std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy& s, int n, const Nbo
                                 [&](auto layout_tag, auto scalar_tag) -> std::unique_ptr<NbodyEngine> {
                                   using T = typename decltype(scalar_tag)::type;
                                   using View = ParticleView<decltype(layout_tag)::value, T>;
-                                  return std::make_unique<CudaNbodyEngine<View>>(s, n, p, t);
+                                  return std::make_unique<CudaNbodyEngine<View>>(s, n, p, t, part);
                                 });
 }
 

@@ -53,12 +53,13 @@ __device__ __forceinline__ void load_i_bodies(const View& v, int first, Vec3<T> 
   }
 }
 
+// Only the bodies lo <= i < hi are written (the rank's own; a block may hold others' too).
 template <int K, class View, class T = typename View::scalar>
-__device__ __forceinline__ void store_acc(const View& v, int first, T G, const Vec3<T> (&ai)[K]) {
+__device__ __forceinline__ void store_acc(const View& v, int first, T G, const Vec3<T> (&ai)[K], int lo, int hi) {
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int i = first + k * int(blockDim.x);
-    if (i < v.n) v.set_acc(i, {G * ai[k].x, G * ai[k].y, G * ai[k].z});
+    if (i >= lo && i < hi) v.set_acc(i, {G * ai[k].x, G * ai[k].y, G * ai[k].z});
   }
 }
 
@@ -138,25 +139,28 @@ __device__ __forceinline__ void tile_with_potential(const JBody& jbody, int j0, 
 }
 
 template <int K>
-__device__ __forceinline__ void store_psi(int n, int first, const double (&pot)[K], double* __restrict__ psi) {
+__device__ __forceinline__ void store_psi(int lo, int hi, int first, const double (&pot)[K], double* __restrict__ psi) {
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int i = first + k * int(blockDim.x);
-    if (i < n) psi[i] = -pot[k];
+    if (i >= lo && i < hi) psi[i] = -pot[k];
   }
 }
 
 // Shared-memory tiling. Thread t of block b owns bodies b*B*K + k*B + t (k < K): coalesced
 // loads and stores of the i-bodies in every layout. ForcePass::Forces is the kernel of every
-// step; the other passes run on diagnostics steps (psi is used by them only).
+// step; the other passes run on diagnostics steps (psi is used by them only). Block b is block
+// block0 + blockIdx.x of the launch over all n (block0 > 0: a rank's bodies lo .. hi - 1).
 template <ForcePass P, int K, class View, class T = typename View::scalar>
 __global__ void __launch_bounds__(kMaxBlock<T>)
-    nbody_forces_shared_kernel(const View v, const T eps2, const T G, double* __restrict__ psi) {
+    nbody_forces_shared_kernel(const View v, const T eps2, const T G, double* __restrict__ psi, const int block0,
+                               const int lo, const int hi) {
   extern __shared__ __align__(32) unsigned char smem_raw[];
   Vec4<T>* tile = reinterpret_cast<Vec4<T>*>(smem_raw);
   const int B = blockDim.x;
   const int n = v.n;
-  const int first = blockIdx.x * B * K + threadIdx.x;
+  const int block = block0 + int(blockIdx.x);
+  const int first = block * B * K + threadIdx.x;
   Vec3<T> ri[K], ai[K];
   load_i_bodies<K>(v, first, ri, ai);
   if constexpr (P == ForcePass::Forces) {
@@ -187,7 +191,7 @@ __global__ void __launch_bounds__(kMaxBlock<T>)
     for (int k = 0; k < K; ++k) pot[k] = 0.0;
     const int group = B * K, groups = (n + group - 1) / group;
     for (int t0 = 0; t0 < n; t0 += B) {
-      const TileShare share = tile_share(blockIdx.x, t0 / group, groups);
+      const TileShare share = tile_share(block, t0 / group, groups);
       // The same for every thread of the block: no thread waits at a barrier the others skip.
       if (P == ForcePass::Potential && share == TileShare::None) continue;
       const int j = t0 + threadIdx.x;
@@ -197,17 +201,19 @@ __global__ void __launch_bounds__(kMaxBlock<T>)
                                 pot);
       __syncthreads();
     }
-    store_psi<K>(n, first, pot, psi);
+    store_psi<K>(lo, hi, first, pot, psi);
   }
-  if constexpr (P != ForcePass::Potential) store_acc<K>(v, first, G, ai);
+  if constexpr (P != ForcePass::Potential) store_acc<K>(v, first, G, ai, lo, hi);
 }
 
 // No tiling: j-bodies straight from global memory through L1/L2.
 template <ForcePass P, int K, class View, class T = typename View::scalar>
 __global__ void __launch_bounds__(kMaxBlock<T>)
-    nbody_forces_global_kernel(const View v, const T eps2, const T G, double* __restrict__ psi) {
+    nbody_forces_global_kernel(const View v, const T eps2, const T G, double* __restrict__ psi, const int block0,
+                               const int lo, const int hi) {
   const int n = v.n;
-  const int first = blockIdx.x * int(blockDim.x) * K + threadIdx.x;
+  const int block = block0 + int(blockIdx.x);
+  const int first = block * int(blockDim.x) * K + threadIdx.x;
   Vec3<T> ri[K], ai[K];
   load_i_bodies<K>(v, first, ri, ai);
   if constexpr (P == ForcePass::Forces) {
@@ -225,47 +231,60 @@ __global__ void __launch_bounds__(kMaxBlock<T>)
     for (int k = 0; k < K; ++k) pot[k] = 0.0;
     const int group = B * K, groups = (n + group - 1) / group;
     for (int t0 = 0; t0 < n; t0 += B) {
-      const TileShare share = tile_share(blockIdx.x, t0 / group, groups);
+      const TileShare share = tile_share(block, t0 / group, groups);
       if (P == ForcePass::Potential && share == TileShare::None) continue;
       tile_with_potential<P, K>([&](int jj) { return v.pos_mass(t0 + jj); }, t0, min(B, n - t0), B, share, first, ri,
                                 eps2, ai, pot);
     }
-    store_psi<K>(n, first, pot, psi);
+    store_psi<K>(lo, hi, first, pot, psi);
   }
-  if constexpr (P != ForcePass::Potential) store_acc<K>(v, first, G, ai);
+  if constexpr (P != ForcePass::Potential) store_acc<K>(v, first, G, ai, lo, hi);
+}
+
+// The blocks of the launch over all n that hold bodies lo .. hi - 1: the first one and how many.
+struct BlockSpan {
+  int first = 0, count = 0;
+};
+BlockSpan block_span(const ForceLaunch& fl, int lo, int hi) {
+  if (hi <= lo) return {};
+  const std::int64_t group = std::int64_t(fl.block) * fl.bodies_per_thread;
+  const int b0 = int(lo / group), b1 = int((hi + group - 1) / group);
+  return {b0, b1 - b0};
 }
 
 template <ForcePass P, int K, class View>
 void launch_k(bool shared, const View& v, const ForceLaunch& fl, typename View::scalar eps2, typename View::scalar G,
-              double* psi, cudaStream_t stream) {
+              double* psi, int lo, int hi, cudaStream_t stream) {
   using T = typename View::scalar;
-  const std::string shape = "n=" + std::to_string(v.n) + " grid=" + std::to_string(fl.grid) +
-                            " block=" + std::to_string(fl.block) + " K=" + std::to_string(K);
+  const BlockSpan span = block_span(fl, lo, hi);
+  const std::string shape = "n=" + std::to_string(v.n) + " grid=" + std::to_string(span.count) + " from block " +
+                            std::to_string(span.first) + " block=" + std::to_string(fl.block) +
+                            " K=" + std::to_string(K);
   if (shared || P == ForcePass::Potential) {  // the potential-only pass has no global-memory variant
     const std::size_t smem = std::size_t(fl.block) * sizeof(Vec4<T>);
-    nbody_forces_shared_kernel<P, K, View><<<fl.grid, fl.block, smem, stream>>>(v, eps2, G, psi);
+    nbody_forces_shared_kernel<P, K, View><<<span.count, fl.block, smem, stream>>>(v, eps2, G, psi, span.first, lo, hi);
     TIERSIM_CUDA_CHECK_LAUNCH("nbody_forces_shared_kernel", shape);
   } else if constexpr (P != ForcePass::Potential) {
-    nbody_forces_global_kernel<P, K, View><<<fl.grid, fl.block, 0, stream>>>(v, eps2, G, psi);
+    nbody_forces_global_kernel<P, K, View><<<span.count, fl.block, 0, stream>>>(v, eps2, G, psi, span.first, lo, hi);
     TIERSIM_CUDA_CHECK_LAUNCH("nbody_forces_global_kernel", shape);
   }
 }
 
 template <ForcePass P, class View>
 void launch_pass(bool shared, const View& v, const ForceLaunch& fl, typename View::scalar eps2, typename View::scalar G,
-                 double* psi, cudaStream_t stream) {
+                 double* psi, int lo, int hi, cudaStream_t stream) {
   switch (fl.bodies_per_thread) {
     case 1:
-      launch_k<P, 1>(shared, v, fl, eps2, G, psi, stream);
+      launch_k<P, 1>(shared, v, fl, eps2, G, psi, lo, hi, stream);
       break;
     case 2:
-      launch_k<P, 2>(shared, v, fl, eps2, G, psi, stream);
+      launch_k<P, 2>(shared, v, fl, eps2, G, psi, lo, hi, stream);
       break;
     case 4:
-      launch_k<P, 4>(shared, v, fl, eps2, G, psi, stream);
+      launch_k<P, 4>(shared, v, fl, eps2, G, psi, lo, hi, stream);
       break;
     default:
-      launch_k<P, 8>(shared, v, fl, eps2, G, psi, stream);
+      launch_k<P, 8>(shared, v, fl, eps2, G, psi, lo, hi, stream);
       break;
   }
 }
@@ -319,22 +338,23 @@ ForceLaunch choose_force_launch(Tiling tiling, Precision precision, int n, const
 
 template <class View>
 void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double eps2, double G, const NbodyTuning& tuning,
-                         double* psi, cudaStream_t stream, KernelRecord& rec) {
+                         double* psi, cudaStream_t stream, KernelRecord& rec, int lo, int hi) {
   using T = typename View::scalar;
   const Precision prec = sizeof(T) == 4 ? Precision::Fp32 : Precision::Fp64;
+  // The shape of the launch over all n, whatever the range: it fixes the sets S(i) of psi.
   const ForceLaunch fl = choose_force_launch(tiling, prec, v.n, tuning);
   const bool shared = pass == ForcePass::Potential || tiling == Tiling::Shared;
   const T e2 = T(eps2), g = T(G);
-  if (v.n > 0) {
+  if (v.n > 0 && hi > lo) {
     switch (pass) {
       case ForcePass::Forces:
-        launch_pass<ForcePass::Forces>(shared, v, fl, e2, g, psi, stream);
+        launch_pass<ForcePass::Forces>(shared, v, fl, e2, g, psi, lo, hi, stream);
         break;
       case ForcePass::ForcesPotential:
-        launch_pass<ForcePass::ForcesPotential>(shared, v, fl, e2, g, psi, stream);
+        launch_pass<ForcePass::ForcesPotential>(shared, v, fl, e2, g, psi, lo, hi, stream);
         break;
       case ForcePass::Potential:
-        launch_pass<ForcePass::Potential>(true, v, fl, e2, g, psi, stream);
+        launch_pass<ForcePass::Potential>(true, v, fl, e2, g, psi, lo, hi, stream);
         break;
     }
   }
@@ -343,25 +363,27 @@ void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double ep
   // (none: one broadcast request per warp per body, served by L1/L2), at the sector cost of the
   // layout; plus the i-bodies' positions read and accelerations written once. The potential adds
   // one flop per pair (the sum); the potential-only pass reads the j-stream on about half of the
-  // tiles (tile_share) and counts kPotentialFlopsPerPair per pair.
-  const double n = v.n;
-  const double pairs = n * (n - 1) / 2;
+  // tiles (tile_share) and counts kPotentialFlopsPerPair per pair. Over a rank's ni bodies: the
+  // j-stream of all n, the ni bodies' reads and writes, and their share of the pairs.
+  const double n = v.n, ni = hi > lo ? hi - lo : 0;
+  const double pairs = ni * (n - 1) / 2;
   const double jb = View::moved_bytes(field_mask(kX, 4));
   const int warps_per_block = (fl.block + 31) / 32;
-  const double streams = shared ? double(fl.grid) : double(fl.grid) * warps_per_block;
-  const double pos_read = n * View::moved_bytes(field_mask(kX, 3)),
-               acc_written = n * View::moved_bytes(field_mask(kAX, 3));
-  const double psi_written = n * sizeof(double);
+  const double grid = v.n > 0 ? block_span(fl, lo, hi).count : fl.grid;
+  const double streams = shared ? grid : grid * warps_per_block;
+  const double pos_read = ni * View::moved_bytes(field_mask(kX, 3)),
+               acc_written = ni * View::moved_bytes(field_mask(kAX, 3));
+  const double psi_written = ni * sizeof(double);
   rec.kernel = force_kernel_name(pass, shared ? Tiling::Shared : Tiling::None);
   rec.work_unit = "interactions";
   switch (pass) {
     case ForcePass::Forces:
     case ForcePass::ForcesPotential: {
       const bool pot = pass == ForcePass::ForcesPotential;
-      rec.bytes_compulsory = n * 4.0 * sizeof(T) + n * 3.0 * sizeof(T) + (pot ? psi_written : 0.0);
+      rec.bytes_compulsory = n * 4.0 * sizeof(T) + ni * 3.0 * sizeof(T) + (pot ? psi_written : 0.0);
       rec.bytes_modelled = streams * n * jb + pos_read + acc_written + (pot ? psi_written : 0.0);
-      rec.flops = kFlopsPerInteraction * n * n + (pot ? pairs : 0.0);
-      rec.work = n * n;
+      rec.flops = kFlopsPerInteraction * ni * n + (pot ? pairs : 0.0);
+      rec.work = ni * n;
       break;
     }
     case ForcePass::Potential:
@@ -375,7 +397,7 @@ void launch_nbody_forces(const View& v, ForcePass pass, Tiling tiling, double ep
 
 #define TIERSIM_INSTANTIATE_FORCES(V)                                                                            \
   template void launch_nbody_forces<V>(const V&, ForcePass, Tiling, double, double, const NbodyTuning&, double*, \
-                                       cudaStream_t, KernelRecord&);
+                                       cudaStream_t, KernelRecord&, int, int);
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_FORCES, float)
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_FORCES, double)
 #undef TIERSIM_INSTANTIATE_FORCES

@@ -41,16 +41,20 @@ enum class ForcePass {
 // nbody_forces_potential_shared, nbody_forces_potential_global, nbody_potential.
 const char* force_kernel_name(ForcePass pass, Tiling tiling);
 
-// acc_i <- G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2), for all i, on `stream`.
+// acc_i <- G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2), for the bodies lo <= i < hi
+// (those a rank owns; 0 and n for one rank), on `stream`, with the sum over all j.
 // With the potential (ForcePass::ForcesPotential, ::Potential), psi (n doubles) gets each body's
 // share of the potential energy: psi_i = -sum_{j in S(i)} m_j / sqrt(|r_j - r_i|^2 + eps2), where
 // the sets S(i) hold every pair {i, j} of bodies once (never j = i), so that the potential energy
 // is G sum_i m_i psi_i (reduce_nbody_diagnostics). S(i) depends on the launch shape only, which
 // choose_force_launch fixes for given n and tuning: both passes with the potential give the same
-// psi bit for bit, whatever the tiling. rec gets kernel name, cost model and launch shape (rec.ms
-// is left to the caller).
+// psi bit for bit, whatever the tiling. The launch covers the blocks of the whole-n launch that
+// hold bodies of [lo, hi), with the same shape and block indices, and writes only those bodies:
+// their accelerations and psi are the ones a launch over all n gives, bit for bit. rec gets
+// kernel name, cost model and launch shape (rec.ms is left to the caller).
 template <class View>
 void launch_nbody_forces(const View& bodies, ForcePass pass, Tiling tiling, double eps2, double G,
-                         const NbodyTuning& tuning, double* psi, cudaStream_t stream, KernelRecord& rec);
+                         const NbodyTuning& tuning, double* psi, cudaStream_t stream, KernelRecord& rec, int lo,
+                         int hi);
 
 }  // namespace tiersim::cuda

@@ -19,16 +19,19 @@ namespace {
 
 constexpr int kStreamBlock = 256;
 
+// Thread t of the launch: body lo + t, while below hi.
 template <class View, class T = typename View::scalar>
-__global__ void __launch_bounds__(kStreamBlock) nbody_kick_kernel(const View v, const T dt) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < v.n) v.set_vel(i, kick(v.vel(i), v.acc(i), dt));
+__global__ void __launch_bounds__(kStreamBlock)
+    nbody_kick_kernel(const View v, const T dt, const int lo, const int hi) {
+  const int i = lo + int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < hi) v.set_vel(i, kick(v.vel(i), v.acc(i), dt));
 }
 
 template <class View, class T = typename View::scalar>
-__global__ void __launch_bounds__(kStreamBlock) nbody_drift_kernel(const View v, const T dt) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < v.n) v.set_pos(i, drift(v.pos(i), v.vel(i), dt));
+__global__ void __launch_bounds__(kStreamBlock)
+    nbody_drift_kernel(const View v, const T dt, const int lo, const int hi) {
+  const int i = lo + int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < hi) v.set_pos(i, drift(v.pos(i), v.vel(i), dt));
 }
 
 int stream_grid(int n) { return (n + kStreamBlock - 1) / kStreamBlock; }
@@ -77,54 +80,59 @@ void fill_stream_record(KernelRecord& rec, const char* kernel, int n, unsigned r
 }  // namespace
 
 template <class View>
-void launch_nbody_kick(const View& v, double dt, cudaStream_t stream, KernelRecord& rec) {
+void launch_nbody_kick(const View& v, double dt, cudaStream_t stream, KernelRecord& rec, int lo, int hi) {
   using T = typename View::scalar;
-  if (v.n > 0) {
-    nbody_kick_kernel<View><<<stream_grid(v.n), kStreamBlock, 0, stream>>>(v, T(dt));
-    TIERSIM_CUDA_CHECK_LAUNCH("nbody_kick_kernel", "n=" + std::to_string(v.n));
+  const int count = hi > lo ? hi - lo : 0;
+  if (count > 0) {
+    nbody_kick_kernel<View><<<stream_grid(count), kStreamBlock, 0, stream>>>(v, T(dt), lo, hi);
+    TIERSIM_CUDA_CHECK_LAUNCH("nbody_kick_kernel", "n=" + std::to_string(v.n) + " bodies " + std::to_string(lo) +
+                                                       " to " + std::to_string(hi));
   }
   // reads vel and acc, writes vel
-  fill_stream_record<View>(rec, "nbody_kick", v.n, field_mask(kVX, 3) | field_mask(kAX, 3), field_mask(kVX, 3));
+  fill_stream_record<View>(rec, "nbody_kick", count, field_mask(kVX, 3) | field_mask(kAX, 3), field_mask(kVX, 3));
 }
 
 template <class View>
-void launch_nbody_drift(const View& v, double dt, cudaStream_t stream, KernelRecord& rec) {
+void launch_nbody_drift(const View& v, double dt, cudaStream_t stream, KernelRecord& rec, int lo, int hi) {
   using T = typename View::scalar;
-  if (v.n > 0) {
-    nbody_drift_kernel<View><<<stream_grid(v.n), kStreamBlock, 0, stream>>>(v, T(dt));
-    TIERSIM_CUDA_CHECK_LAUNCH("nbody_drift_kernel", "n=" + std::to_string(v.n));
+  const int count = hi > lo ? hi - lo : 0;
+  if (count > 0) {
+    nbody_drift_kernel<View><<<stream_grid(count), kStreamBlock, 0, stream>>>(v, T(dt), lo, hi);
+    TIERSIM_CUDA_CHECK_LAUNCH("nbody_drift_kernel", "n=" + std::to_string(v.n) + " bodies " + std::to_string(lo) +
+                                                        " to " + std::to_string(hi));
   }
   // reads pos and vel, writes pos
-  fill_stream_record<View>(rec, "nbody_drift", v.n, field_mask(kX, 3) | field_mask(kVX, 3), field_mask(kX, 3));
+  fill_stream_record<View>(rec, "nbody_drift", count, field_mask(kX, 3) | field_mask(kVX, 3), field_mask(kX, 3));
 }
 
 template <class View>
-std::size_t nbody_diagnostics_scratch_bytes(int n) {
+std::size_t nbody_diagnostics_scratch_bytes(int count) {
   std::size_t temp = 0;
   DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{View{}, nullptr});
-  TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, temp, in, static_cast<DiagSums*>(nullptr), n > 0 ? n : 1,
-                                               DiagSumOp{}, DiagSums{}),
-                     "sizing the diagnostics reduction, n=" + std::to_string(n));
+  TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, temp, in, static_cast<DiagSums*>(nullptr),
+                                               count > 0 ? count : 1, DiagSumOp{}, DiagSums{}),
+                     "sizing the diagnostics reduction, n=" + std::to_string(count));
   return align_up(sizeof(DiagSums), 256) + temp;
 }
 
 template <class View>
 void launch_nbody_diagnostics(const View& v, const double* psi, void* scratch, std::size_t scratch_bytes,
-                              cudaStream_t stream, KernelRecord& rec) {
+                              cudaStream_t stream, KernelRecord& rec, int lo, int hi) {
   using T = typename View::scalar;
   auto* result = static_cast<DiagSums*>(scratch);
-  if (v.n == 0) {
+  const int count = hi > lo ? hi - lo : 0;
+  if (count == 0) {
     TIERSIM_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(DiagSums), stream), "diagnostics of no bodies");
   } else {
     void* temp = static_cast<char*>(scratch) + align_up(sizeof(DiagSums), 256);
     std::size_t temp_bytes = scratch_bytes - align_up(sizeof(DiagSums), 256);
-    DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{v, psi});
-    TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, v.n, DiagSumOp{}, DiagSums{}, stream),
-                       "diagnostics reduction, n=" + std::to_string(v.n));
+    DiagIter<View> in(thrust::counting_iterator<int>(lo), DiagOfBody<View>{v, psi});
+    TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, count, DiagSumOp{}, DiagSums{}, stream),
+                       "diagnostics reduction, n=" + std::to_string(count));
   }
   // Each body's position, velocity, mass and psi read once. Flops per body: kinetic energy 7,
   // potential 2, momentum 6, angular momentum 15 (a cross product, 9, then m l summed, 6), mass 1.
-  const double n = v.n;
+  const double n = count;
   rec.kernel = "nbody_diagnostics";
   rec.bytes_compulsory = n * (7.0 * sizeof(T) + sizeof(double));
   rec.bytes_modelled = n * (View::moved_bytes(field_mask(kX, 7)) + sizeof(double));
@@ -146,11 +154,12 @@ NbodyDiagnostics fetch_nbody_diagnostics(const void* scratch, double G, cudaStre
   return out;
 }
 
-#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                              \
-  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&);  \
-  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&); \
-  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                       \
-  template void launch_nbody_diagnostics<V>(const V&, const double*, void*, std::size_t, cudaStream_t, KernelRecord&);
+#define TIERSIM_INSTANTIATE_INTEGRATE(V)                                                                              \
+  template void launch_nbody_kick<V>(const V&, double, cudaStream_t, KernelRecord&, int, int);                        \
+  template void launch_nbody_drift<V>(const V&, double, cudaStream_t, KernelRecord&, int, int);                       \
+  template std::size_t nbody_diagnostics_scratch_bytes<V>(int);                                                       \
+  template void launch_nbody_diagnostics<V>(const V&, const double*, void*, std::size_t, cudaStream_t, KernelRecord&, \
+                                            int, int);
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, float)
 TIERSIM_PARTICLE_VIEWS(TIERSIM_INSTANTIATE_INTEGRATE, double)
 #undef TIERSIM_INSTANTIATE_INTEGRATE

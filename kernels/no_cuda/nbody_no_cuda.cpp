@@ -16,7 +16,8 @@ DeviceInfo query_device() {
 double measure_device_copy_gbs(bool) { throw Error("no GPU: " + query_device().why_not); }
 double measure_device_fma_gflops(bool, bool) { throw Error("no GPU: " + query_device().why_not); }
 
-std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy&, int, const NbodyParams&, const NbodyTuning&) {
+std::unique_ptr<NbodyEngine> make_nbody_cuda(const Strategy&, int, const NbodyParams&, const NbodyTuning&,
+                                             const BodyPartition&) {
   throw Error("--backend cuda: " + query_device().why_not);
 }
 
