@@ -1,9 +1,18 @@
 // The N-body model: initial conditions, leapfrog kick-drift-kick over a backend engine,
 // diagnostics and snapshots.
+//
+// Under several ranks (base/comm.hpp) each rank owns a range of the bodies (BodyPartition):
+// every rank makes the same initial conditions and holds all positions and masses; its engine
+// moves the owned bodies, and the owned positions go to every rank after each drift. Each
+// body's force is summed over j as with one rank, so the state is that of one rank, bit for bit
+// on the CPU; the diagnostics are the ranks' sums added (comm::sum), equal to one rank's to
+// rounding.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
+#include "base/comm.hpp"
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -79,6 +88,7 @@ class NbodyModel final : public Model {
   NbodyModel(const Case& c, const Strategy& s) : strategy_(s) {
     const auto count = c.get_int("nbody.count");
     n_ = static_cast<int>(count);
+    part_ = BodyPartition::even(n_, comm::size(), comm::rank());
     ic_ = c.get_string("nbody.ic");
     NbodyParams p;
     p.G = c.get_float("nbody.G");
@@ -87,12 +97,20 @@ class NbodyModel final : public Model {
       throw Error(c.source_name() +
                   ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
     // Host memory: the initial conditions (double), the engine's store, and a copy for output.
-    // (+ 8: the CPU engine's potential per body)
-    const double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0) + 8.0;
-    check_host_memory(bytes_per_body * n_, std::to_string(n_) + " bodies");
+    // (+ 8: the CPU engine's potential per body). Every rank holds all n bodies; under several
+    // ranks, the output also gathers (10 doubles per body), and the ranks of this node share its
+    // memory.
+    double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0) + 8.0;
+    std::string what = std::to_string(n_) + " bodies";
+    if (comm::size() > 1) {
+      bytes_per_body = (bytes_per_body + 10 * 8.0) * comm::local_size();
+      what += " on each of " + std::to_string(comm::local_size()) + " ranks of this node";
+    }
+    check_host_memory(bytes_per_body * n_, what);
     Bodies b = initial_bodies(c, n_);
-    engine_ = s.backend == Backend::Cuda ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0})
-                                         : make_nbody_cpu(s, n_, p);
+    engine_ = s.backend == Backend::Cuda
+                  ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0}, part_)
+                  : make_nbody_cpu(s, n_, p, part_);
     engine_->upload(b);
     engine_->compute_forces(true);  // the first kick needs a(x0); the run observes step 0
     diagnostics_every_ = c.get_int("run.diagnostics_every");
@@ -101,7 +119,11 @@ class NbodyModel final : public Model {
 
   std::string name() const override { return "nbody"; }
   std::string strategy_name() const override { return engine_->strategy_name(); }
-  std::string describe() const override { return std::to_string(n_) + " bodies, " + ic_description(ic_); }
+  std::string describe() const override {
+    const int ranks = comm::size();
+    return std::to_string(n_) + " bodies, " + ic_description(ic_) +
+           (ranks > 1 ? ", " + std::to_string(ranks) + " ranks" : "");
+  }
 
   // On the steps the run loop observes (run.cpp: every run.diagnostics_every steps and the last
   // one) the force pass also sums the potential energy that observe() then reads; telemetry_step()
@@ -112,12 +134,33 @@ class NbodyModel final : public Model {
     const bool observed = (diagnostics_every_ > 0 && s % diagnostics_every_ == 0) || s == steps_;
     engine_->kick(0.5 * dt);
     engine_->drift(dt);
+    engine_->exchange_positions();  // nothing with one rank
     engine_->compute_forces(observed);
     engine_->kick(0.5 * dt);
   }
 
+  // The owned bodies' sums, added over the ranks (one rank: as they are).
+  NbodyDiagnostics diagnostics() {
+    NbodyDiagnostics d = engine_->diagnostics();
+    if (comm::size() == 1) return d;
+    double v[9] = {d.kinetic,
+                   d.potential,
+                   d.mass,
+                   d.momentum.x,
+                   d.momentum.y,
+                   d.momentum.z,
+                   d.angular_momentum.x,
+                   d.angular_momentum.y,
+                   d.angular_momentum.z};
+    comm::sum(v, 9);
+    d.kinetic = v[0], d.potential = v[1], d.mass = v[2];
+    d.momentum = {v[3], v[4], v[5]};
+    d.angular_momentum = {v[6], v[7], v[8]};
+    return d;
+  }
+
   Observables observe() override {
-    const NbodyDiagnostics d = engine_->diagnostics();
+    const NbodyDiagnostics d = diagnostics();
     const double total = d.kinetic + d.potential;
     if (!have_e0_) {
       e0_ = total;
@@ -145,11 +188,42 @@ class NbodyModel final : public Model {
 
   // Bodies are small against a step (2^20 bodies: 40 MB, a few ms over the link, against half a
   // second of forces): they are downloaded here, and converted and written on the output thread.
+  // Under several ranks (collective) rank 0 gathers the owned bodies of each rank, in body order,
+  // and the others return nullptr.
   std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
-    auto staged = std::make_unique<StagedBodies>();
-    staged->step = step, staged->time = time;
-    staged->bodies = engine_->download();
-    staged->scalars = {{"initial_energy", e0_}, {"has_initial_energy", have_e0_ ? 1.0 : 0.0}};
+    std::unique_ptr<StagedBodies> staged;
+    if (comm::is_root()) {
+      staged = std::make_unique<StagedBodies>();
+      staged->step = step, staged->time = time;
+      staged->scalars = {{"initial_energy", e0_}, {"has_initial_energy", have_e0_ ? 1.0 : 0.0}};
+    }
+    if (comm::size() == 1) {
+      staged->bodies = engine_->download();
+      return staged;
+    }
+    // Each owned body as 10 doubles: position, velocity, acceleration, mass.
+    constexpr std::size_t kPer = 10;
+    const int lo = part_.lo(), hi = part_.hi(n_);
+    std::vector<double> mine(kPer * std::size_t(hi - lo));
+    {
+      const Bodies b = engine_->download();
+      for (int i = lo; i < hi; ++i) {
+        double* o = &mine[kPer * std::size_t(i - lo)];
+        const Vec3<double> p = b.pos[std::size_t(i)], v = b.vel[std::size_t(i)], a = b.acc[std::size_t(i)];
+        o[0] = p.x, o[1] = p.y, o[2] = p.z, o[3] = v.x, o[4] = v.y, o[5] = v.z, o[6] = a.x, o[7] = a.y, o[8] = a.z;
+        o[9] = b.mass[std::size_t(i)];
+      }
+    }
+    std::vector<double> all(comm::is_root() ? kPer * std::size_t(n_) : 0);
+    comm::gather(mine.data(), mine.size() * sizeof(double), all.data());
+    if (!staged) return nullptr;
+    Bodies& b = staged->bodies;
+    b.resize(std::size_t(n_));
+    for (std::size_t i = 0; i < std::size_t(n_); ++i) {
+      const double* o = &all[kPer * i];
+      b.pos[i] = {o[0], o[1], o[2]}, b.vel[i] = {o[3], o[4], o[5]}, b.acc[i] = {o[6], o[7], o[8]};
+      b.mass[i] = o[9];
+    }
     return staged;
   }
 
@@ -177,17 +251,27 @@ class NbodyModel final : public Model {
     unflat(vel, b.vel);
     unflat(acc, b.acc);
     b.mass = mass;
-    engine_->upload(b);  // acceleration included: the next kick uses it, no force evaluation
+    // Acceleration included: the next kick uses it, no force evaluation. Every rank takes the
+    // whole state (all positions and masses; the velocities and accelerations of its own bodies).
+    engine_->upload(b);
     e0_ = e0;
     have_e0_ = have_e0;
   }
 
+  // Collective under several ranks: each rank looks at its own bodies (the positions of the
+  // others are copies of theirs), and the first bad index of each array is the least over the
+  // ranks.
   std::vector<NonFinite> find_non_finite() override {
     const Bodies b = engine_->download();
+    const int lo = part_.lo(), hi = part_.hi(n_);
     auto first_bad = [&](const std::vector<Vec3<double>>& v) -> std::int64_t {
-      for (int i = 0; i < n_; ++i)
-        if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z)) return i;
-      return -1;
+      std::int64_t at = -1;
+      for (int i = lo; i < hi && at < 0; ++i)
+        if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z)) at = i;
+      if (comm::size() == 1) return at;
+      const std::int64_t none = std::numeric_limits<std::int64_t>::max();
+      const std::int64_t first = comm::min(at < 0 ? none : at);
+      return first == none ? -1 : first;
     };
     std::vector<NonFinite> out;
     // In the order a step writes them: kick, drift, forces.
@@ -197,9 +281,12 @@ class NbodyModel final : public Model {
     return out;
   }
 
+  // A velocity: only its owner changes it (the other ranks' copies of it are never read).
   void inject_nan(std::int64_t index) override {
+    const int i = int(index % n_);
+    if (i < part_.lo() || i >= part_.hi(n_)) return;
     Bodies b = engine_->download();
-    b.vel[static_cast<std::size_t>(index % n_)].x = std::nan("");
+    b.vel[static_cast<std::size_t>(i)].x = std::nan("");
     engine_->upload(b);
   }
 
@@ -209,6 +296,7 @@ class NbodyModel final : public Model {
  private:
   Strategy strategy_;
   int n_ = 0;
+  BodyPartition part_;  // the bodies this rank owns
   std::string ic_;
   std::unique_ptr<NbodyEngine> engine_;
   bool have_e0_ = false;
