@@ -53,8 +53,7 @@ void init(int* argc, char*** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   MPI_Comm node;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node),
-        "MPI_Comm_split_type");
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
   MPI_Comm_rank(node, &g_local_rank);
   MPI_Comm_size(node, &g_local_size);
   MPI_Comm_free(&node);
@@ -190,8 +189,7 @@ void allgather(const void* send, void* recv, const std::vector<std::size_t>& off
 
 std::vector<double> allgather(double v) {
   std::vector<double> all(static_cast<std::size_t>(g_size), v);
-  if (g_size > 1)
-    check(MPI_Allgather(&v, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
+  if (g_size > 1) check(MPI_Allgather(&v, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
   return all;
 }
 
@@ -230,8 +228,7 @@ void allgather(const void* send, void* recv, const std::vector<std::size_t>& off
     std::memmove(static_cast<char*>(recv) + offsets[0], send, counts[0]);
 }
 std::vector<double> allgather(double v) { return {v}; }
-void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes, int source,
-              int) {
+void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes, int source, int) {
   // One rank: only a transfer to itself (a periodic neighbour) can be asked for.
   if (dest == 0 && source == 0) std::memmove(recv, send, std::min(send_bytes, recv_bytes));
 }

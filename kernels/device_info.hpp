@@ -29,7 +29,7 @@ DeviceInfo query_device();  // cached after the first call
 // rank has its own GPU while there are enough and ranks share them round-robin beyond. Call
 // before anything touches the GPU; nothing without CUDA or without a GPU.
 void select_device(int local_rank);
-bool cuda_compiled();       // tiersim built with the CUDA backend
+bool cuda_compiled();  // tiersim built with the CUDA backend
 // Device-to-device copy bandwidth (read + write bytes) of a float4 copy kernel, GB/s.
 // Measured once per process and cached in ~/.cache/tiersim unless remeasure is set.
 double measure_device_copy_gbs(bool remeasure = false);
