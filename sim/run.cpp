@@ -16,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "base/comm.hpp"
 #include "base/trace.hpp"
 #include "io/checkpoint.hpp"
 #include "base/host_memory.hpp"
@@ -71,6 +72,32 @@ void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapsh
               " (dt too large or an unstable setup?)");
 }
 
+// Runs f on every rank; when it throws an Error on any, every rank throws the message of the lowest
+// rank that failed (main prints it once, on rank 0). Collective. For the steps only some ranks take
+// (rank 0 makes the output directory), so that no rank is left waiting for the others.
+template <class F>
+void on_every_rank(F&& f) {
+  if (comm::size() == 1) return f();
+  std::string what;
+  bool failed = false;
+  try {
+    f();
+  } catch (const Error& e) {
+    failed = true;
+    what = e.what();
+  }
+  const std::int64_t first = comm::min(failed ? std::int64_t(comm::rank()) : std::int64_t(comm::size()));
+  if (first < comm::size()) throw Error(comm::broadcast(what, int(first)));
+}
+
+// The spread of one figure over the ranks (collective).
+RunBreakdown::Spread over_ranks(double v) {
+  std::vector<double> all = comm::allgather(v);
+  std::sort(all.begin(), all.end());
+  const std::size_t n = all.size();
+  return {all.front(), n % 2 ? all[n / 2] : 0.5 * (all[n / 2 - 1] + all[n / 2]), all.back()};
+}
+
 std::int64_t env_int(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoll(v) : fallback;
@@ -78,8 +105,13 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 
 }  // namespace
 
-RunResult run_case(const RunOptions& o) {
+RunResult run_case(const RunOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();
+  // Several ranks (mpirun): every rank takes the steps on its part of the state; rank 0 alone
+  // speaks and writes the run directory (the state is gathered to it for output).
+  const bool root = comm::is_root();
+  RunOptions o = options;
+  if (!root) o.quiet = o.silent = true;
   // A restart continues from DIR/checkpoint.h5 with the case stored there (plus overrides).
   // Nothing in DIR is changed until all of it is validated: the checkpoint against the run's
   // snapshots.h5, the overrides, the state the checkpoint holds.
@@ -93,9 +125,12 @@ RunResult run_case(const RunOptions& o) {
     // First the lock: while another process writes the run, nothing of it is read or changed.
     std::error_code ec;
     if (!fs::is_directory(o.restart_dir, ec)) throw Error(o.restart_dir + ": no such run directory");
-    const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
-    if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
-      lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
+    on_every_rank([&] {
+      if (!root) return;
+      const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
+      if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
+        lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
+    });
     ckpt = read_checkpoint(o.restart_dir);
     if (!ckpt.record.present)
       throw Error(ckpt_path +
@@ -184,7 +219,7 @@ RunResult run_case(const RunOptions& o) {
   }
 
   // A stop asked for while setting up: nothing was written yet, and nothing will be.
-  if (const int sig = stop_signal()) {
+  if (const int sig = comm::size() == 1 ? stop_signal() : int(comm::max(std::int64_t(stop_signal())))) {
     if (!o.silent)
       std::fprintf(stderr, "tiersim: stopped by %s before the run started; nothing was written\n", signal_name(sig));
     RunResult stopped;
@@ -193,38 +228,48 @@ RunResult run_case(const RunOptions& o) {
   }
 
   const std::string dir = restart ? o.restart_dir : o.out_dir.empty() ? default_out_dir(o.case_path) : o.out_dir;
-  // The directory's lock is held from before its first file is written or deleted to the end.
-  if (!restart) lock = prepare_out_dir(dir, o.force, why_not_replaceable, remove_run_files);
-
   const bool gpu = s.backend == Backend::Cuda;
   const DeviceInfo dev = gpu ? query_device() : DeviceInfo{};
-  const std::string device = gpu ? dev.name : "CPU (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-  Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)",
-                      gpu ? measure_device_copy_gbs(o.remeasure_bandwidth) : measure_host_copy_gbs());
-  {
-    const bool fp64 = s.precision == Precision::Fp64;
-    const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
-    if (gpu)
-      telemetry.set_compute_ceiling(measure_device_fma_gflops(fp64, o.remeasure_bandwidth), what + " on " + dev.name);
-    else
-      telemetry.set_compute_ceiling(measure_host_fma_gflops(fp64), what + " on the OpenMP threads");
-  }
+  const int ranks = comm::size();
+  const std::string device = (gpu ? dev.name : "CPU (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)") +
+                             (ranks > 1 ? " x " + std::to_string(ranks) + " ranks" : "");
   const std::string telemetry_csv = (fs::path(dir) / "telemetry.csv").string();
-  // Device-to-host copies are rated against the pinned link, measured once per device.
-  const double link_gbs = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
+  // The ceilings are measured by rank 0 (ranks sharing a GPU would measure each other) and rated
+  // for all: the ranks' devices are of one kind.
+  double ceilings[3] = {0, 0, 0};  // copy GB/s, FMA GFLOP/s, pinned link GB/s
+  const bool fp64 = s.precision == Precision::Fp64;
+  std::unique_ptr<SnapshotFile> out;
+  on_every_rank([&] {
+    if (!root) return;
+    // The directory's lock is held from before its first file is written or deleted to the end.
+    if (!restart) lock = prepare_out_dir(dir, o.force, why_not_replaceable, remove_run_files);
+    ceilings[0] = gpu ? measure_device_copy_gbs(o.remeasure_bandwidth) : measure_host_copy_gbs();
+    ceilings[1] = gpu ? measure_device_fma_gflops(fp64, o.remeasure_bandwidth) : measure_host_fma_gflops(fp64);
+    // Device-to-host copies are rated against the pinned link, measured once per device.
+    ceilings[2] = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
+  });
+  comm::broadcast(ceilings, sizeof ceilings);
+  Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)", ceilings[0]);
+  {
+    const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
+    telemetry.set_compute_ceiling(ceilings[1], what + " on " + (gpu ? dev.name : std::string("the OpenMP threads")));
+  }
+  const double link_gbs = ceilings[2];
 
   RunInfo info{c.effective_toml(),     restart ? ckpt.case_toml : o.case_path,
                model->strategy_name(), model->name(),
                TIERSIM_VERSION,        device};
-  std::unique_ptr<SnapshotFile> out;
-  if (restart) {
-    out = SnapshotFile::resume(dir, kept, snap_options.formats);
-    telemetry.resume_csv(telemetry_csv, csv_part);
-  } else {
-    out = std::make_unique<SnapshotFile>(dir, info, snap_options);
-  }
-  // Only now, the run validated and its index in place, and whole or not at all.
-  write_file_atomically((fs::path(dir) / "case.toml").string(), c.effective_toml());
+  on_every_rank([&] {
+    if (!root) return;
+    if (restart) {
+      out = SnapshotFile::resume(dir, kept, snap_options.formats);
+      telemetry.resume_csv(telemetry_csv, csv_part);
+    } else {
+      out = std::make_unique<SnapshotFile>(dir, info, snap_options);
+    }
+    // Only now, the run validated and its index in place, and whole or not at all.
+    write_file_atomically((fs::path(dir) / "case.toml").string(), c.effective_toml());
+  });
 
   if (!o.quiet)
     std::fprintf(stderr, "tiersim: %s, %s, %s, %s%lld steps of dt=%g -> %s\n", model->name().c_str(),
@@ -253,10 +298,12 @@ RunResult run_case(const RunOptions& o) {
   double time = restart ? ckpt.time : 0.0;
   // On a restart, the last snapshot the index kept: with run.checkpoint_every between snapshots
   // the checkpoint's step has none.
-  std::int64_t last_snapshot = restart ? out->last_snapshot_step() : step;
+  std::int64_t last_snapshot = restart && root ? out->last_snapshot_step() : step;
+  comm::broadcast(&last_snapshot, sizeof last_snapshot);
   RunBreakdown wall;
   wall.slots = output_slots > 0 ? output_slots : 2;
   wall.timing_every = s.tuning.timing_every;
+  wall.ranks = ranks;
   auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -271,7 +318,7 @@ RunResult run_case(const RunOptions& o) {
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
       if (at % s.tuning.timing_every != 0) continue;
-      if (in_steady_state) wall.kernels += r.ms * 1e-3;
+      if (in_steady_state) (r.kernel.ends_with("_mpi") ? wall.communication : wall.kernels) += r.ms * 1e-3;
       telemetry.add(at, r);
     }
   };
@@ -281,19 +328,21 @@ RunResult run_case(const RunOptions& o) {
   // the checkpoint. Telemetry rows of the copies and file writes come back through `done`.
   std::mutex done_mu;
   std::vector<StepRecord> done;
+  // Rank 0's: the other ranks write nothing.
   std::shared_ptr<SnapshotFile> out_shared(std::move(out));
-  SnapshotFile& index = *out_shared;
+  SnapshotFile* const index = out_shared.get();
   // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
   // from the loop still leaves every staged snapshot written).
   OutputQueue queue(output_slots > 0 ? output_slots : 2);
   bool slots_sized = output_slots > 0;
   auto emit = [&](bool snap, bool ckpt) {
     if (!o.state_output) {
-      if (snap) wall.writer_wait += queue.submit([&index] { index.commit(); });
+      if (snap && root) wall.writer_wait += queue.submit([index] { index->commit(); });
       return;
     }
     std::shared_ptr<StagedOutput> staged;
     timed(wall.staging, [&] { staged = model->stage_output(step, time); });
+    if (!staged) return;  // another rank: its part was gathered to rank 0
     if (!slots_sized) {
       // run.output_slots = 0: as many staged states as a quarter of the available host memory
       // holds (2 to 64), so that the steps run ahead of a slow disk while memory allows.
@@ -320,15 +369,15 @@ RunResult run_case(const RunOptions& o) {
           for (auto& r : recs) r.ceiling_gbs = link_gbs;
           const auto t0 = std::chrono::steady_clock::now();
           if (snap) {
-            staged->write_snapshot(index);
-            index.commit();
+            staged->write_snapshot(*index);
+            index->commit();
           }
           raise_test_signal("writing", at);
           if (ckpt) {
             head.state = staged->state();
             head.record.present = true;
-            head.record.last_snapshot_step = index.last_published_step();
-            head.record.observables_since_snapshot = index.observables_since_snapshot();
+            head.record.last_snapshot_step = index->last_published_step();
+            head.record.observables_since_snapshot = index->observables_since_snapshot();
             write_checkpoint(dir, head);
           }
           KernelRecord w;
@@ -343,6 +392,24 @@ RunResult run_case(const RunOptions& o) {
           for (auto& r : recs) done.push_back({at, std::move(r)});
         },
         true);
+  };
+  int stop_sig = 0;  // the signal that stopped the run, as the ranks agreed
+  auto agree_on_stop = [&](OutputQueue& q) {
+    if (ranks == 1) {
+      q.rethrow();
+      stop_sig = stop_signal();
+      return stop_sig != 0;
+    }
+    std::string failed;
+    try {
+      q.rethrow();
+    } catch (const Error& e) {
+      failed = e.what();
+    }
+    const std::int64_t agreed = comm::max(std::int64_t(failed.empty() ? 0 : 1) << 32 | std::int64_t(stop_signal()));
+    if (agreed >> 32) throw Error(failed.empty() ? "rank 0's output failed" : failed);
+    stop_sig = int(agreed & 0xffffffff);
+    return stop_sig != 0;
   };
   auto take_done = [&] {
     std::lock_guard<std::mutex> lk(done_mu);
@@ -362,10 +429,10 @@ RunResult run_case(const RunOptions& o) {
 
   Progress progress(o.quiet, step, steps);
   if (!restart) {
-    queue.submit([&index, obs] { index.write_observables(0, 0.0, obs); });
+    if (root) queue.submit([index, obs] { index->write_observables(0, 0.0, obs); });
     emit(true, true);
     collect(false);
-    telemetry.append_csv(telemetry_csv);
+    if (root) telemetry.append_csv(telemetry_csv);
   }
 
   const std::int64_t first_step = step;
@@ -398,11 +465,11 @@ RunResult run_case(const RunOptions& o) {
       counter_log->add(step, model->take_records(true), counters->end());
     else
       collect(false);
-    queue.rethrow();  // an output error ends the run here, with its line
-    // The stop request is read once: the same answer makes this step the last one (its diagnostics,
-    // snapshot and checkpoint) and ends the loop. A signal arriving after this line is seen after
-    // the next step, which then ends the same way.
-    const bool stop = stop_signal() != 0;
+    // An output error ends the run here, with its line. The stop request is read once: the same
+    // answer makes this step the last one (its diagnostics, snapshot and checkpoint) and ends the
+    // loop. A signal arriving after this line is seen after the next step, which then ends the same
+    // way. Several ranks agree on both (the launcher may deliver a signal to each at another step).
+    const bool stop = agree_on_stop(queue);
     const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;
@@ -415,7 +482,7 @@ RunResult run_case(const RunOptions& o) {
         cons = model->conservation(obs);
         check_finite(*model, step, last_snapshot, observables_text(obs));
       });
-      queue.submit([&index, step = step, time = time, obs] { index.write_observables(step, time, obs); });
+      if (root) queue.submit([index, step = step, time = time, obs] { index->write_observables(step, time, obs); });
     } else if (snap || ckpt) {
       // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
       timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
@@ -431,7 +498,7 @@ RunResult run_case(const RunOptions& o) {
     if (snap) {
       emit(true, ckpt);
       take_done();
-      telemetry.append_csv(telemetry_csv);
+      if (root) telemetry.append_csv(telemetry_csv);
       last_snapshot = step;
     } else if (ckpt) {
       emit(false, true);
@@ -447,14 +514,21 @@ RunResult run_case(const RunOptions& o) {
   in_steady_state = false;
   wall.steady = seconds(loop0) - drained_at_last_step;
   wall.steps = step - first_step;
+  if (ranks > 1) {
+    wall.rank_steady = over_ranks(wall.steady);
+    wall.rank_kernels = over_ranks(wall.kernels_all_steps());
+    wall.rank_communication = over_ranks(wall.communication);
+  }
 
   const auto flush0 = std::chrono::steady_clock::now();
   queue.drain();
   take_done();
   wall.writer_busy = queue.busy_seconds();
-  telemetry.append_csv(telemetry_csv);
-  index.write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
-  index.commit();
+  if (root) telemetry.append_csv(telemetry_csv);
+  if (root) {
+    index->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());
+    index->commit();
+  }
   wall.final_flush = seconds(flush0) + drained_at_last_step;
   // summary.json: what the run was and where its time went, then the telemetry's summary.
   nlohmann::ordered_json summary;
@@ -472,8 +546,9 @@ RunResult run_case(const RunOptions& o) {
   summary["conservation_value"] = cons.second;  // null when not finite
   summary.update(telemetry.summary_json());
   // Invalid UTF-8 (a device name, say) is replaced rather than refused: the summary is always written.
-  write_file_atomically((fs::path(dir) / "summary.json").string(),
-                        summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  if (root)
+    write_file_atomically((fs::path(dir) / "summary.json").string(),
+                          summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 
   if (!o.quiet) {
     std::printf("%s", telemetry.summary_table().c_str());
@@ -488,11 +563,12 @@ RunResult run_case(const RunOptions& o) {
   if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
   if (interrupted && !o.silent)
     std::fprintf(stderr, "tiersim: stopped by %s at step %lld: its snapshot, checkpoint and summary are written\n",
-                 signal_name(stop_signal()), static_cast<long long>(step));
+                 signal_name(stop_sig), static_cast<long long>(step));
   RunResult result;
   // A signal that came while the last steps' output was written (the steps were all taken) still
   // ends the process with 128 + the signal, as the README promises.
-  result.exit_code = stop_signal() != 0 ? 128 + stop_signal() : 0;
+  const int sig = std::max(stop_sig, stop_signal());
+  result.exit_code = sig != 0 ? 128 + sig : 0;
   result.out_dir = dir;
   result.strategy = model->strategy_name();
   result.steps = step;

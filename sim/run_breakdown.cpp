@@ -23,6 +23,20 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
                 timing_every > 1 ? (", scaled from every " + std::to_string(timing_every) + "th step").c_str() : "",
                 diagnostics, staging, writer_wait);
   s += buf;
+  if (ranks > 1) {
+    auto spread = [](const Spread& x) {
+      char b[96];
+      std::snprintf(b, sizeof b, "%.3f / %.3f / %.3f s", x.min, x.median, x.max);
+      return std::string(b);
+    };
+    std::snprintf(buf, sizeof buf,
+                  "  %d ranks: communication %.3f s of rank 0's steady state (exchanges between the ranks, "
+                  "not overlapped with the kernels); min / median / max over the ranks: steady state %s, kernels "
+                  "%s, communication %s\n",
+                  ranks, communication, spread(rank_steady).c_str(), spread(rank_kernels).c_str(),
+                  spread(rank_communication).c_str());
+    s += buf;
+  }
   if (snapshots + checkpoints > 0) {
     std::snprintf(
         buf, sizeof buf,
@@ -56,6 +70,18 @@ nlohmann::ordered_json RunBreakdown::json() const {
   j["snapshots"] = snapshots;
   j["checkpoints"] = checkpoints;
   j["output_slots"] = slots;
+  j["ranks"] = ranks;
+  j["communication_seconds"] = communication;
+  auto spread = [](const Spread& x) {
+    nlohmann::ordered_json o;
+    o["min"] = x.min, o["median"] = x.median, o["max"] = x.max;
+    return o;
+  };
+  if (ranks > 1) {
+    j["ranks_steady_seconds"] = spread(rank_steady);
+    j["ranks_kernel_seconds"] = spread(rank_kernels);
+    j["ranks_communication_seconds"] = spread(rank_communication);
+  }
   return j;
 }
 

@@ -23,6 +23,15 @@ struct RunBreakdown {
   double bytes_written = 0;
   int snapshots = 0, checkpoints = 0, slots = 0;
   std::int64_t steps = 0;
+  // Several ranks (base/comm.hpp): this rank's communication (exchanges between the ranks, timed
+  // as records whose kernel ends in "_mpi"; not part of `kernels`), and each figure's spread over
+  // the ranks.
+  int ranks = 1;
+  double communication = 0;
+  struct Spread {
+    double min = 0, median = 0, max = 0;
+  };
+  Spread rank_steady, rank_kernels, rank_communication;
 
   double total() const { return startup + steady + final_flush; }
   // Kernel time of every step of the steady state (scaled up from the timed steps when only
