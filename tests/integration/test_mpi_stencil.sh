@@ -5,8 +5,9 @@
 # so the exchanged halos move values every step) write the same snapshots, every field of every
 # snapshot bit for bit, and the same observables: min and max exactly, sums and means to a relative
 # 1e-12 (the ranks add their slabs' sums in another order than one process adds the points).
-# The runs on several ranks record their halo exchanges in telemetry. A slab thinner than R is
-# refused with one line, and nothing is written. CPU backend.
+# The runs on several ranks record their halo exchanges in telemetry. A NaN is found at the same
+# global index on 1, 2 and 3 ranks. A slab thinner than R is refused with one line, and nothing is
+# written. CPU backend.
 set -u
 source "$(dirname "$0")/prologue.sh"
 source "$(dirname "$0")/mpi.sh"
@@ -84,6 +85,27 @@ for eq in heat wave gray_scott allen_cahn; do
       done
     done
   done
+done
+
+# A NaN put at global index 300 (plane 4 of 8, held by rank 1 on 2 and on 3 ranks) at step 300 has
+# reached index 236 (plane 3: rank 0's on 2 ranks, rank 1's on 3) one step later: the non-finite
+# check names the same array and index as one process, from whichever rank holds it.
+nan=(run cases/heat.toml --backend cpu --set grid.n=8 --set grid.radius=1 --steps 301 --set run.diagnostics_every=1000
+  --set run.snapshot_every=1000 -q)
+for np in 1 2 3; do
+  if [ $np = 1 ]; then
+    got=$(TIERSIM_INJECT_NAN_AT_STEP=300 OMP_NUM_THREADS=1 "$TIERSIM" "${nan[@]}" --out "$WORK/nan-1" 2>&1)
+  else
+    got=$(TIERSIM_INJECT_NAN_AT_STEP=300 run_mpi $np -x TIERSIM_INJECT_NAN_AT_STEP "$TIERSIM" "${nan[@]}" \
+      --out "$WORK/nan-$np" 2>&1)
+  fi
+  got=$(printf '%s\n' "$got" | grep '^tiersim')
+  if [[ "$got" == "tiersim: error: step 301: non-finite values in u[236] (kernel stencil_heat_cpu);"* ]]; then
+    echo "ok: NaN found on $np rank(s) at its global index"
+  else
+    echo "FAIL: NaN on $np rank(s): $got"
+    fail=1
+  fi
 done
 
 # 5 planes over 3 ranks: slabs of 1 plane, fewer than R = 2. One line from tiersim, a non-zero
