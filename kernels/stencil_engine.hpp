@@ -37,6 +37,20 @@ struct StencilProblem {
   const typename Eq::Constants& constants() const {
     return std::get<typename Eq::Constants>(all_constants);
   }
+  // The z slab this rank holds when the grid is split over the ranks of a run (base/comm.hpp,
+  // z_slab in kernels/halo_exchange.hpp): global planes [z0, z0 + nz) of nz_global, and the ranks
+  // holding the planes just below and above it (-1: none, a face of the grid). Not split (one
+  // rank): z0 = 0, no neighbours, and the halo's z pass is local; nz_global is nz then (or 0 in a
+  // problem made without z_slab).
+  int nz_global = 0;
+  int z0 = 0;
+  int rank_below = -1, rank_above = -1;
+  bool z_split() const { return rank_below >= 0 || rank_above >= 0; }
+  // The z faces of the halo an engine fills itself (bit 0: below plane 0, bit 1: above plane
+  // nz - 1; halo_box's sides): both when not split; when split, the faces without a neighbour (a
+  // fixed boundary's bottom and top), the others come from exchange_z_halos.
+  int local_z_sides() const { return (rank_below < 0 ? 1 : 0) | (rank_above < 0 ? 2 : 0); }
+
   std::int64_t points() const { return std::int64_t(nx) * ny * nz; }
   // The value the halo of state field f holds on fixed boundaries.
   double field_boundary_value(int field) const {

@@ -6,9 +6,9 @@
 //
 // The halo is filled in three passes (x faces over interior rows, y faces over full-width
 // rows, z faces over full planes), so edges and corners come out right too: a star stencil
-// does not read them, but a particle-mesh deposit and a future MPI halo exchange (which would
-// replace the periodic copy of a face with a receive from the neighbour) do. HaloBox names the
-// boxes of those passes once for host and device code.
+// does not read them, but a particle-mesh deposit and the MPI halo exchange (which replaces the
+// z pass of a grid split into z slabs with the neighbours' planes: kernels/halo_exchange.hpp) do.
+// HaloBox names the boxes of those passes once for host and device code.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +70,9 @@ struct GridSpec {
   std::size_t elements() const { return std::size_t(plane()) * std::size_t(nz + 2 * r); }
   std::size_t bytes() const { return elements() * sizeof(T); }
   std::ptrdiff_t origin_offset() const { return xoff + r * pitch + r * plane(); }
+  // Where plane k (-r..nz+r-1, halo planes included) starts: plane() elements from there are the
+  // whole plane, its x and y halos and row padding included, so n planes are one run of memory.
+  std::ptrdiff_t plane_start(int k) const { return std::ptrdiff_t(k + r) * plane(); }
   // base must be 128-byte aligned (cudaMalloc gives 256; HostGrid allocates aligned).
   GridView<T> view(T* base) const { return {base + origin_offset(), nx, ny, nz, r, pitch, plane()}; }
 };
@@ -173,9 +176,12 @@ void fill_halo_host(const GridView<T>& g, Boundary bc, T value) {
     for (int side = 0; side < 2; ++side) fill_halo_box(g, axis, halo_box(axis, side, g.nx, g.ny, g.nz, g.r), bc, value);
 }
 
-// Halo points of one grid (all three passes): the bytes a fill moves.
-inline std::int64_t halo_points(int nx, int ny, int nz, int r) {
-  return (std::int64_t(nx) + 2 * r) * (ny + 2 * r) * (nz + 2 * r) - std::int64_t(nx) * ny * nz;
+// Halo points of one grid that a fill writes: the x and y passes, and the z pass on the sides in
+// z_sides (bit 0: low, bit 1: high; both unless a z face comes from another rank).
+inline std::int64_t halo_points(int nx, int ny, int nz, int r, int z_sides = 3) {
+  const std::int64_t plane = (std::int64_t(nx) + 2 * r) * (ny + 2 * r);
+  const int sides = (z_sides & 1) + (z_sides >> 1 & 1);
+  return plane * nz - std::int64_t(nx) * ny * nz + sides * plane * r;
 }
 
 }  // namespace tiersim

@@ -2,14 +2,24 @@
 // (kernels/physics/equations.hpp), advanced by a backend engine (CPU reference or CUDA kernels).
 // One model class per equation: its fields, observables, limit and names come from the
 // equation's traits; its initial state from sim/stencil_initial.cpp.
+//
+// Under several ranks (base/comm.hpp) each rank holds a slab of z planes (kernels/halo_exchange.hpp:
+// its engine works on the slab as on a grid of its own, the halo's z pass comes from the
+// neighbours); the state is the same, value for value, as on one rank, since the point update
+// reads only the point and its neighbours. The initial state is made for the whole grid on every
+// rank (random initial conditions stay those of one rank); the statistics are reduced over the
+// ranks, and outputs gathered on rank 0.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
+#include "base/comm.hpp"
 #include "base/host_memory.hpp"
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
+#include "kernels/halo_exchange.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/model.hpp"
 #include "sim/stencil_initial.hpp"
@@ -45,15 +55,34 @@ StencilProblem problem_from_case(const Case& c) {
   return p;
 }
 
-// What an equation's observe() reads (kernels/physics/equation.hpp), over the engine.
+// The statistics of the whole grid from each rank's of its slab (collective; one rank: `st`):
+// the first non-finite value's index is global (the slab's plus `offset`, the points below it),
+// the smallest over the ranks that have one.
+FieldStats reduce_stats(const FieldStats& st, std::int64_t offset) {
+  FieldStats g;
+  double sums[2] = {st.sum, st.sum_sq};
+  comm::sum(sums, 2);
+  g.sum = sums[0], g.sum_sq = sums[1];
+  g.min = comm::min(st.min);
+  g.max = comm::max(st.max);
+  g.non_finite = comm::sum(st.non_finite);
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t first = comm::min(st.first_non_finite >= 0 ? st.first_non_finite + offset : kNone);
+  g.first_non_finite = first == kNone ? -1 : first;
+  return g;
+}
+
+// What an equation's observe() reads (kernels/physics/equation.hpp), over the engine: the whole
+// grid's (`global`) figures, reduced over the ranks (collective).
 struct EngineProbe {
   StencilEngine& engine;
-  const StencilProblem& p;
+  const StencilProblem& global;
+  std::int64_t offset;  // points of the grid below this rank's slab
   double dt;
-  FieldStats stats(int field) { return engine.stats(field); }
-  double cell_volume() const { return p.h[0] * p.h[1] * p.h[2]; }
-  double points() const { return double(p.points()); }
-  double wave_energy() { return engine.wave_energy(dt); }
+  FieldStats stats(int field) { return reduce_stats(engine.stats(field), offset); }
+  double cell_volume() const { return global.h[0] * global.h[1] * global.h[2]; }
+  double points() const { return double(global.points()); }
+  double wave_energy() { return comm::sum(engine.wave_energy(dt)); }
 };
 
 // A stencil model's staged output: each field's interior in the run's precision.
@@ -110,11 +139,13 @@ class StencilModel final : public Model {
   static constexpr int kStateFields = int(Eq::kStateNames.size());
 
  public:
-  StencilModel(const Case& c, Strategy s, const StencilProblem& p) : s_(s), p_(p), dt_(c.get_float("run.dt")) {
-    const int n[3] = {p_.nx, p_.ny, p_.nz};
+  // p: the whole grid; the engine gets this rank's slab of it.
+  StencilModel(const Case& c, Strategy s, const StencilProblem& p)
+      : s_(s), g_(p), p_(z_slab(p, comm::rank(), comm::size())), dt_(c.get_float("run.dt")) {
+    const int n[3] = {g_.nx, g_.ny, g_.nz};
     for (int a = 0; a < 3; ++a)
-      if (p_.boundary == Boundary::Periodic && n[a] < p_.radius)
-        throw Error("grid: periodic boundaries need at least grid.radius = " + std::to_string(p_.radius) +
+      if (g_.boundary == Boundary::Periodic && n[a] < g_.radius)
+        throw Error("grid: periodic boundaries need at least grid.radius = " + std::to_string(g_.radius) +
                     " points on every axis (axis " + "xyz"[a] + " has " + std::to_string(n[a]) + ")");
     const double limit = stencil_dt_limit(p_);
     if (dt_ > limit) {
@@ -126,35 +157,41 @@ class StencilModel final : public Model {
       forced_ = why;
     }
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
-    check_host_memory(host_bytes(c), "a " + std::to_string(p_.nx) + "x" + std::to_string(p_.ny) + "x" +
-                                         std::to_string(p_.nz) + " " + Eq::kName + " run (" +
+    check_host_memory(host_bytes(c), "a " + std::to_string(g_.nx) + "x" + std::to_string(g_.ny) + "x" +
+                                         std::to_string(g_.nz) + " " + Eq::kName + " run (" +
                                          tiersim::name(s_.precision) + ", " + tiersim::name(s_.backend) +
                                          "; initial state, engine grids, staged outputs)");
     StencilTuning tuning;
     tuning.temporal_steps = int(c.get_int("stencil.temporal_steps"));
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_, tuning) : make_stencil_cpu(s_, p_);
-    InitialState init = initial_state(c, p_, dt_);
-    for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
+    InitialState init = initial_state(c, g_, dt_);
+    for (int f = 0; f < kStateFields; ++f) upload_slab(f, init.fields[std::size_t(f)]);
     source_ = init.source;
     // Once the run can start (an error before it stays the one line `main` prints).
     if (!forced_.empty())
       std::fprintf(stderr, "tiersim: warning: %s; running anyway (stencil.force = true)\n", forced_.c_str());
     std::ostringstream d;
-    d << p_.nx << "x" << p_.ny << "x" << p_.nz << " grid, R = " << p_.radius << " (order " << 2 * p_.radius << "), "
-      << (p_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << Eq::kName;
+    d << g_.nx << "x" << g_.ny << "x" << g_.nz << " grid, R = " << g_.radius << " (order " << 2 * g_.radius << "), "
+      << (g_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << Eq::kName;
+    if (comm::size() > 1) d << ", " << comm::size() << " ranks (z slabs)";
     describe_ = d.str();
   }
 
-  // Host memory the run takes at its peak, before anything is allocated: the initial state (in
-  // double), the CPU engine's grids (halos included) or the CUDA upload's host copy of one grid,
-  // and the staged outputs (run.output_slots of them, 2 when sized from memory, and the
-  // checkpoint's copy on the output thread), every array of the state in the run's precision.
+  // Host memory this rank takes at its peak, before anything is allocated: the initial state of
+  // the whole grid (in double) and one field's slab of it on its way to the engine, the CPU
+  // engine's grids of the slab (halos included) or the CUDA upload's host copy of one, and the
+  // staged outputs: on rank 0 run.output_slots of them (2 when sized from memory) and the
+  // checkpoint's copy on the output thread, every array of the whole grid's state in the run's
+  // precision; on the other ranks one copy of their slab's, gathered at once.
   double host_bytes(const Case& c) const {
-    const double points = double(p_.points()), scalar = s_.precision == Precision::Fp64 ? 8.0 : 4.0;
+    const double points = double(g_.points()), scalar = s_.precision == Precision::Fp64 ? 8.0 : 4.0;
     const double grid = double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * (p_.nz + 2 * p_.radius) * scalar;
     const double slots = double(std::max<std::int64_t>(2, c.get_int("run.output_slots")));
     const double engine = s_.backend == Backend::Cuda ? grid : double(kStateFields + kFields) * grid;
-    return 8.0 * kStateFields * points + engine + (slots + 1) * kStateFields * points * scalar;
+    const double slab = p_.z_split() ? 8.0 * double(p_.points()) : 0;
+    const double staged =
+        comm::is_root() ? (slots + 1) * kStateFields * points * scalar : kStateFields * double(p_.points()) * scalar;
+    return 8.0 * kStateFields * points + slab + engine + staged;
   }
 
   std::string name() const override { return std::string("stencil/") + Eq::kName; }
@@ -164,10 +201,11 @@ class StencilModel final : public Model {
   void step(double dt) override {
     dt_ = dt;
     eng_->step(dt);
-    if (source_) {
+    // On the rank whose slab holds the source's plane.
+    if (source_ && source_->at[2] >= p_.z0 && source_->at[2] < p_.z0 + p_.nz) {
       // u_tt = c^2 lap u + s(t) delta(x - x_s): leapfrog adds dt^2 s(t_n) / cell volume.
       const double vol = p_.h[0] * p_.h[1] * p_.h[2];
-      eng_->add_point_value(source_->at[0], source_->at[1], source_->at[2],
+      eng_->add_point_value(source_->at[0], source_->at[1], source_->at[2] - p_.z0,
                             source_->amplitude * ricker(time_, source_->frequency, source_->delay) * dt * dt / vol);
     }
     time_ += dt;
@@ -188,7 +226,7 @@ class StencilModel final : public Model {
   }
 
   Observables observe() override {
-    EngineProbe probe{*eng_, p_, dt_};
+    EngineProbe probe{*eng_, g_, slab_offset(), dt_};
     const Observables o = Eq::observe(probe);
     if (!have_q0_) q0_ = o[std::size_t(Eq::kHeadline.observable)].second, have_q0_ = true;
     return o;
@@ -202,46 +240,77 @@ class StencilModel final : public Model {
     return {h.label, (q - q0_) / std::fabs(q0_)};
   }
 
+  // Collective under several ranks: rank 0 gets the whole grid's state (its slab staged into the
+  // start of each buffer, the other ranks' gathered after it in rank order, which is z order), the
+  // other ranks stage their slab, hand it over and get nullptr. The gather waits for the copies:
+  // only the main thread talks to the other ranks (base/comm.hpp), not the output thread.
   std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
+    const bool fp64 = s_.precision == Precision::Fp64;
+    const std::size_t scalar = fp64 ? sizeof(double) : sizeof(float);
+    const std::size_t slab_bytes = std::size_t(p_.points()) * scalar;
+    if (!comm::is_root()) {
+      if (!reserved_) reserve_host_buffers(slab_bytes, kStateFields), reserved_ = true;
+      std::vector<HostBuffer> buffers;
+      std::vector<std::unique_ptr<CopyInFlight>> copies;
+      for (int f = 0; f < kStateFields; ++f) {
+        buffers.emplace_back(slab_bytes);
+        copies.push_back(eng_->stage(f, buffers.back().data()));
+      }
+      for (int f = 0; f < kStateFields; ++f) {
+        copies[std::size_t(f)]->wait();
+        if (KernelRecord r = copies[std::size_t(f)]->record(); !r.kernel.empty()) staged_records_.push_back(r);
+        comm::gather(buffers[std::size_t(f)].data(), slab_bytes, nullptr);
+      }
+      return nullptr;
+    }
     // The next output comes while this one may still be written (run.output_slots = 2 by
     // default): its buffers are pinned now, at the first output, instead of on its step.
-    const std::size_t field_bytes = std::size_t(p_.points()) * (s_.precision == Precision::Fp64 ? 8 : 4);
+    const std::size_t field_bytes = std::size_t(g_.points()) * scalar;
     if (!reserved_) reserve_host_buffers(field_bytes, kStateFields), reserved_ = true;
     auto staged = std::make_unique<StagedFields>();
     staged->step = step, staged->time = time;
-    staged->geometry.nx = p_.nx, staged->geometry.ny = p_.ny, staged->geometry.nz = p_.nz;
-    for (int a = 0; a < 3; ++a) staged->geometry.spacing[a] = p_.h[a];
+    staged->geometry.nx = g_.nx, staged->geometry.ny = g_.ny, staged->geometry.nz = g_.nz;
+    for (int a = 0; a < 3; ++a) staged->geometry.spacing[a] = g_.h[a];
     for (int f = 0; f < kFields; ++f)
       staged->names.emplace_back(Eq::kStateNames[std::size_t(f)]);  // not the previous level
-    staged->fp64 = s_.precision == Precision::Fp64;
-    staged->points = std::size_t(p_.points());
+    staged->fp64 = fp64;
+    staged->points = std::size_t(g_.points());
     staged->scalars = {{"time", time_}, {"q0", q0_}, {"has_q0", have_q0_ ? 1.0 : 0.0}};
     // Every field the engine holds (the wave equation's previous level too) for the checkpoint;
     // the snapshot writes the first names.size() of them.
-    const std::size_t scalar = staged->fp64 ? sizeof(double) : sizeof(float);
     for (int f = 0; f < kStateFields; ++f) {
       staged->buffers.emplace_back(staged->points * scalar);
       staged->copies.push_back(eng_->stage(f, staged->buffers.back().data()));
     }
+    if (p_.z_split())
+      for (int f = 0; f < kStateFields; ++f) {
+        staged->copies[std::size_t(f)]->wait();  // wait() again on the output thread returns at once
+        void* buffer = staged->buffers[std::size_t(f)].data();
+        comm::gather(buffer, slab_bytes, buffer);
+      }
     return staged;
   }
 
   std::vector<KernelRecord> take_records(bool wait) override {
     std::vector<KernelRecord> recs = eng_->take_records(wait);
     for (const auto& r : recs)
-      if (!r.kernel.starts_with("stencil_halo")) update_kernel_ = r.kernel;
+      if (!r.kernel.starts_with("stencil_halo") && r.kernel != "halo_exchange_mpi") update_kernel_ = r.kernel;
+    // The copies of the outputs this rank handed to rank 0 (whose own come with its StagedOutput).
+    for (auto& r : staged_records_) recs.push_back(std::move(r));
+    staged_records_.clear();
     return recs;
   }
 
+  // `st` holds the whole grid's state (on every rank): each rank takes its slab.
   void load_state(const ModelState& st) override {
     const std::string grid =
-        "a " + std::to_string(p_.nx) + "x" + std::to_string(p_.ny) + "x" + std::to_string(p_.nz) + " grid";
+        "a " + std::to_string(g_.nx) + "x" + std::to_string(g_.ny) + "x" + std::to_string(g_.nz) + " grid";
     std::vector<const std::vector<double>*> fields;
     for (int f = 0; f < kStateFields; ++f)
-      fields.push_back(&checked_state_array(st, "field" + std::to_string(f), std::size_t(p_.points()), grid));
+      fields.push_back(&checked_state_array(st, "field" + std::to_string(f), std::size_t(g_.points()), grid));
     const double time = checked_state_scalar(st, "time"), q0 = checked_state_scalar(st, "q0");
     const bool have_q0 = checked_state_scalar(st, "has_q0") != 0;
-    for (int f = 0; f < kStateFields; ++f) eng_->upload(f, *fields[std::size_t(f)]);
+    for (int f = 0; f < kStateFields; ++f) upload_slab(f, *fields[std::size_t(f)]);
     time_ = time;
     q0_ = q0;
     have_q0_ = have_q0;
@@ -249,11 +318,12 @@ class StencilModel final : public Model {
 
   // Arrays named as in the snapshots (u; U, V; the wave's previous level u_prev), each written by
   // the update kernel. From the engine's reduction over each array (on the device with CUDA):
-  // the count of non-finite values and the first one's index come back, not the array.
+  // the count of non-finite values and the first one's index come back, not the array; reduced
+  // over the ranks (collective: the whole grid's, an index in it, the same on every rank).
   std::vector<NonFinite> find_non_finite() override {
     std::vector<NonFinite> out;
     for (int f = 0; f < kStateFields; ++f) {
-      const FieldStats st = eng_->stats(f);
+      const FieldStats st = reduce_stats(eng_->stats(f), slab_offset());
       if (st.non_finite > 0) out.push_back({Eq::kStateNames[std::size_t(f)], update_kernel(), st.first_non_finite});
     }
     return out;
@@ -268,15 +338,29 @@ class StencilModel final : public Model {
                                         : std::string("cpu"));
   }
 
+  // `index` is in the whole grid: the rank whose slab holds it changes it.
   void inject_nan(std::int64_t index) override {
+    const std::int64_t at = index % g_.points() - slab_offset();
+    if (at < 0 || at >= p_.points()) return;
     std::vector<double> v = eng_->download(0);
-    v[std::size_t(index) % v.size()] = std::nan("");
+    v[std::size_t(at)] = std::nan("");
     eng_->upload(0, v);
   }
 
  private:
+  // Points of the whole grid below this rank's slab (0 on one rank).
+  std::int64_t slab_offset() const { return std::int64_t(p_.z0) * p_.nx * p_.ny; }
+
+  // Uploads this rank's slab of an array of the whole grid (on one rank: the array).
+  void upload_slab(int field, const std::vector<double>& global) {
+    if (!p_.z_split()) return eng_->upload(field, global);
+    const auto first = global.begin() + slab_offset();
+    eng_->upload(field, std::vector<double>(first, first + p_.points()));
+  }
+
   Strategy s_;
-  StencilProblem p_;
+  StencilProblem g_;  // the whole grid
+  StencilProblem p_;  // this rank's slab of it (the engine's problem)
   double dt_;
   std::unique_ptr<StencilEngine> eng_;
   std::string describe_;
@@ -286,7 +370,8 @@ class StencilModel final : public Model {
   bool reserved_ = false;  // staging buffers for a second output pinned
   bool have_q0_ = false;
   double q0_ = 0;
-  std::string update_kernel_;  // as last recorded (take_records)
+  std::string update_kernel_;                 // as last recorded (take_records)
+  std::vector<KernelRecord> staged_records_;  // copies of outputs gathered on rank 0 (other ranks)
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/halo_exchange.hpp"
 #include "kernels/stencil_engine.hpp"
 
 namespace tiersim {
@@ -62,8 +63,9 @@ class StencilCpu final : public StencilEngine {
   void step(double dt) override {
     auto t0 = Clock::now();
     for (int f = 0; f < kFields; ++f) fill_halo(cur_[f].view(), p_.field_boundary_value(f));
-    const double halo = double(kFields) * double(halo_points(p_.nx, p_.ny, p_.nz, p_.radius));
+    const double halo = double(kFields) * double(halo_points(p_.nx, p_.ny, p_.nz, p_.radius, p_.local_z_sides()));
     record("stencil_halo_cpu", t0, halo * 2 * sizeof(T), 0, halo);
+    if (p_.z_split()) exchange_halos(0, kFields);
     t0 = Clock::now();
     switch (p_.radius) {
       case 1:
@@ -116,6 +118,7 @@ class StencilCpu final : public StencilEngine {
   double wave_energy(double dt) override {
     if constexpr (std::is_same_v<Eq, equations::Wave>) {
       fill_halo(cur_[1].view(), p_.field_boundary_value(1));  // u_prev's: the last step filled u's only
+      if (p_.z_split()) exchange_halos(1, 1);
       switch (p_.radius) {
         case 1:
           return energy<1>(dt);
@@ -147,12 +150,16 @@ class StencilCpu final : public StencilEngine {
   // One parallel region for the three passes (threads split the planes of each box); the
   // barrier after each axis keeps the passes in order, since edges and corners read the
   // earlier passes. Small halos are filled serially: a parallel region costs more than they do.
+  // On a grid split into z slabs the z pass fills only the faces without a neighbour
+  // (local_z_sides); exchange_halos brings the others.
   void fill_halo(const GridView<T>& g, double boundary_value) const {
     const T value = T(boundary_value);
-    const bool parallel = halo_points(g.nx, g.ny, g.nz, g.r) > (1 << 17);
+    const int z_sides = p_.local_z_sides();
+    const bool parallel = halo_points(g.nx, g.ny, g.nz, g.r, z_sides) > (1 << 17);
 #pragma omp parallel if (parallel)
     for (int axis = 0; axis < 3; ++axis)
       for (int side = 0; side < 2; ++side) {
+        if (axis == 2 && !(z_sides >> side & 1)) continue;
         const HaloBox b = halo_box(axis, side, g.nx, g.ny, g.nz, g.r);
 #pragma omp for schedule(static)
         for (int k = b.lo[2]; k < b.hi[2]; ++k) {
@@ -161,6 +168,20 @@ class StencilCpu final : public StencilEngine {
           fill_halo_box(g, axis, slab, p_.boundary, value);
         }
       }
+  }
+
+  // The z pass of fields [first, first + count) from the neighbouring ranks (after fill_halo).
+  void exchange_halos(int first, int count) {
+    std::vector<ZHaloPlanes> planes;
+    for (int f = first; f < first + count; ++f) {
+      const HostGrid<T>& g = cur_[std::size_t(f)];
+      T* base = g.data();
+      const GridSpec<T>& sp = g.spec();
+      planes.push_back({base + sp.plane_start(0), base + sp.plane_start(sp.nz - sp.r), base + sp.plane_start(-sp.r),
+                        base + sp.plane_start(sp.nz)});
+    }
+    const std::size_t bytes = std::size_t(p_.radius) * std::size_t(cur_[0].spec().plane()) * sizeof(T);
+    records_.push_back(exchange_z_halos(p_, planes, bytes, strategy_name()));
   }
 
   // u(t + dt) of every field from the fields' values and Laplacians at t (and, with a previous

@@ -29,12 +29,14 @@
 //    at 160-176^3 (docs/performance.md, "L2 persistence").
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "base/comm.hpp"
 #include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -43,6 +45,7 @@
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
+#include "kernels/halo_exchange.hpp"
 #include "kernels/l2_window.hpp"
 #include "kernels/stencil_engine.hpp"
 
@@ -70,6 +73,10 @@ class StencilCuda final : public StencilEngine {
     sm_count_ = d.sm_count;
     cc_major_ = d.cc_major;
     if (temporal_) {
+      // A pass of several steps reads planes several halos deep: nothing a one-step exchange gives.
+      if (p.z_split())
+        throw Error("--tiling temporal runs on one rank, not " + std::to_string(comm::size()) +
+                    " (its passes need halos several steps deep); run on one rank or use --tiling shared");
       if (cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8).empty())
         throw Error(std::string("--tiling temporal: no temporally blocked kernel for ") + Eq::kName + " at R = " +
                     std::to_string(p.radius) + " (heat and wave: R = 1..4; gray-scott: R = 1); use --tiling shared");
@@ -152,7 +159,10 @@ class StencilCuda final : public StencilEngine {
     // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
     // overwrites, so every grid's halo is filled once (and again after an upload). The window
     // still covers the inputs (last step's outputs): their halos are hot too.
+    // On a grid split into z slabs the z faces with a neighbour come from it every step
+    // (exchange_halos), fixed boundaries too: they are the neighbour's planes, not a value.
     const bool periodic = p_.boundary == Boundary::Periodic;
+    const int z_sides = p_.local_z_sides();
     if (periodic || !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
@@ -160,12 +170,13 @@ class StencilCuda final : public StencilEngine {
       // with a previous level the two grids swap roles, but both levels hold the same value).
       for (int i = 0; i < grids; ++i)
         cuda::launch_halo_fill(views_[periodic ? cur_[i] : i], p_.boundary,
-                               T(p_.field_boundary_value(i % kStateFields)), stream_);
-      const double hp = double(grids) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius);
+                               T(p_.field_boundary_value(i % kStateFields)), stream_, z_sides);
+      const double hp = double(grids) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides);
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
     }
+    if (p_.z_split()) exchange_halos(cur_.data(), kFields);
     cuda::StencilLaunch<T, Eq> l;
     l.radius = p_.radius;
     l.tiling = temporal_ ? Tiling::Shared : s_.tiling;  // single steps of --tiling temporal: the shared kernels
@@ -268,7 +279,8 @@ class StencilCuda final : public StencilEngine {
 
   double wave_energy(double dt) override {
     if constexpr (std::is_same_v<Eq, equations::Wave>) {
-      cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.field_boundary_value(1)), stream_);
+      cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.field_boundary_value(1)), stream_, p_.local_z_sides());
+      if (p_.z_split()) exchange_halos(&cur_[1], 1);
       const double c = p_.template constants<Eq>().speed;
       const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_, c * c, 1 / dt,
                                                   partials_.template as<double>(), max_blocks_, stream_);
@@ -282,7 +294,13 @@ class StencilCuda final : public StencilEngine {
     }
   }
 
-  std::vector<KernelRecord> take_records(bool wait) override { return timer_.take_records(wait); }
+  // The launches' records, then the halo exchanges' (timed on the host when they were made).
+  std::vector<KernelRecord> take_records(bool wait) override {
+    std::vector<KernelRecord> recs = timer_.take_records(wait);
+    for (KernelRecord& r : exchange_records_) recs.push_back(std::move(r));
+    exchange_records_.clear();
+    return recs;
+  }
 
   std::string strategy_name() const override {
     return std::string("cuda/") + name(s_.precision) + "/" + name(s_.tiling) + "/" + name(s_.coeffs);
@@ -339,6 +357,52 @@ class StencilCuda final : public StencilEngine {
            sizeof(StencilCoeffs<T>);
   }
 
+  // The z pass of arena grids grids[0..n) from the neighbouring ranks, staged through pinned host
+  // memory: the slab's R boundary planes of each grid are copied out, exchanged
+  // (exchange_z_halos), and the neighbours' copied into the halo planes, on the engine's stream
+  // after the x and y passes. The host waits for the copies out and in: the exchange's record
+  // times the whole round trip.
+  void exchange_halos(const int* grids, int n) {
+    const std::size_t bytes = std::size_t(p_.radius) * std::size_t(spec_.plane()) * sizeof(T);
+    // Per grid: [low out | high out | low halo in | high halo in]; sized for a step's kFields.
+    if (!exchange_buf_.data()) exchange_buf_ = HostBuffer(4 * std::size_t(kFields) * bytes);
+    // The planes are ready when the work queued before them is: waited for outside the record.
+    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "the steps before a halo exchange");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<ZHaloPlanes> planes;
+    for (int i = 0; i < n; ++i) {
+      char* host = exchange_buf_.as<char>() + 4 * std::size_t(i) * bytes;
+      const char* dev = static_cast<const char*>(grid_base(grids[i]));
+      planes.push_back({host, host + bytes, host + 2 * bytes, host + 3 * bytes});
+      if (p_.rank_below >= 0)
+        TIERSIM_CUDA_CHECK(
+            cudaMemcpyAsync(host, dev + spec_.plane_start(0) * sizeof(T), bytes, cudaMemcpyDeviceToHost, stream_),
+            "halo planes to the rank below");
+      if (p_.rank_above >= 0)
+        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(host + bytes, dev + spec_.plane_start(p_.nz - p_.radius) * sizeof(T), bytes,
+                                           cudaMemcpyDeviceToHost, stream_),
+                           "halo planes to the rank above");
+    }
+    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "halo planes to the neighbouring ranks");
+    KernelRecord r = exchange_z_halos(p_, planes, bytes, strategy_);
+    for (int i = 0; i < n; ++i) {
+      char* dev = static_cast<char*>(grid_base(grids[i]));
+      if (p_.rank_below >= 0)
+        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dev + spec_.plane_start(-p_.radius) * sizeof(T),
+                                           static_cast<char*>(planes[std::size_t(i)].low_halo), bytes,
+                                           cudaMemcpyHostToDevice, stream_),
+                           "halo planes from the rank below");
+      if (p_.rank_above >= 0)
+        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dev + spec_.plane_start(p_.nz) * sizeof(T),
+                                           static_cast<char*>(planes[std::size_t(i)].high_halo), bytes,
+                                           cudaMemcpyHostToDevice, stream_),
+                           "halo planes from the rank above");
+    }
+    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "halo planes from the neighbouring ranks");
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    exchange_records_.push_back(std::move(r));
+  }
+
   std::vector<double> fetch_partials(std::size_t count) {
     std::vector<double> h(count);
     TIERSIM_CUDA_CHECK(cudaMemcpy(h.data(), partials_.data(), h.size() * sizeof(double), cudaMemcpyDeviceToHost),
@@ -372,6 +436,8 @@ class StencilCuda final : public StencilEngine {
   StencilCoeffs<T> coeffs_;
   StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
   cuda::DeviceBuffer partials_;
+  HostBuffer exchange_buf_;                     // pinned: the halo planes on their way to and from other ranks
+  std::vector<KernelRecord> exchange_records_;  // the halo exchanges' since take_records
   StencilL2Target policy_ = resolve(s_.tuning.l2_target);
   std::string strategy_ = strategy_name();
   // The update kernel's NVTX name before launch (the driver adds the tuning suffix to the record).

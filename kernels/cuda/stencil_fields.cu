@@ -117,10 +117,13 @@ int reduce_blocks(long long rows, int max_blocks) { return int(std::max(1LL, std
 }  // namespace
 
 template <class T>
-void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s) {
+void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s, int z_sides) {
   for (int axis = 0; axis < 3; ++axis) {
-    const HaloBox b0 = halo_box(axis, 0, g.nx, g.ny, g.nz, g.r), b1 = halo_box(axis, 1, g.nx, g.ny, g.nz, g.r);
+    HaloBox b0 = halo_box(axis, 0, g.nx, g.ny, g.nz, g.r), b1 = halo_box(axis, 1, g.nx, g.ny, g.nz, g.r);
+    if (axis == 2 && !(z_sides & 1)) b0.hi[2] = b0.lo[2];  // an empty box: no points
+    if (axis == 2 && !(z_sides & 2)) b1.hi[2] = b1.lo[2];
     const long long n = b0.points() + b1.points();
+    if (n == 0) continue;
     const int blocks = std::max(1, std::min(ceil_div(n, 256), 65535));
     halo_fill_kernel<T><<<blocks, 256, 0, s>>>(g, axis, b0, b1, bc, value);
     TIERSIM_CUDA_CHECK_LAUNCH("halo_fill_kernel",
@@ -171,7 +174,7 @@ void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaSt
   template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double,
 
 #define TIERSIM_STENCIL_FIELD_KERNELS(T)                                                                              \
-  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);                                   \
+  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t, int);                              \
   template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                                 \
   template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double, double, \
                                      double*, int, cudaStream_t);                                                     \

@@ -43,9 +43,11 @@ StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStrea
 template <class T>
 void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s);
 
-// Halo fill of one grid (three passes: x, y, z faces; edges and corners included).
+// Halo fill of one grid (three passes: x, y, z faces; edges and corners included). The z pass
+// fills the sides in z_sides only (bit 0: low, bit 1: high; StencilProblem::local_z_sides): on a
+// grid split into z slabs the others come from the neighbouring ranks (kernels/halo_exchange.hpp).
 template <class T>
-void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s);
+void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s, int z_sides = 3);
 
 // Per-block partials of the interior's statistics (FieldStats), kFieldStatsPartials doubles per
 // block: sum, sum of squares, min, max, the count of non-finite values and the smallest linear

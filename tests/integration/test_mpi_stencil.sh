@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The stencil model split into z slabs over the ranks of a run (kernels/halo_exchange.hpp) takes the
+# same steps as one process: for every equation, R = 1 and R = 4, periodic and fixed boundaries, a
+# run on one process (no mpirun) and runs on 2 and 3 ranks (slabs of 11-12 and 7-8 of 23 planes,
+# so the exchanged halos move values every step) write the same snapshots, every field of every
+# snapshot bit for bit, and the same observables: min and max exactly, sums and means to a relative
+# 1e-12 (the ranks add their slabs' sums in another order than one process adds the points).
+# The runs on several ranks record their halo exchanges in telemetry. A NaN is found at the same
+# global index on 1, 2 and 3 ranks. A slab thinner than R is refused with one line, and nothing is
+# written. CPU backend.
+set -u
+source "$(dirname "$0")/prologue.sh"
+source "$(dirname "$0")/mpi.sh"
+require_h5py
+require_mpi
+fail=0
+
+compare() {  # compare DIR_ONE DIR_MANY: fields bit for bit, observables as said above
+  $PY - "$1" "$2" <<'PYEOF'
+import sys, h5py, numpy as np
+one, many = sys.argv[1], sys.argv[2]
+with h5py.File(one + "/snapshots.h5", "r") as a, h5py.File(many + "/snapshots.h5", "r") as b:
+    if sorted(a["/fields"]) != sorted(b["/fields"]):
+        sys.exit("fields %s, one rank %s" % (sorted(b["/fields"]), sorted(a["/fields"])))
+    for name in a["/fields"]:
+        fa, fb = a["/fields/" + name], b["/fields/" + name]
+        if list(fa["step"][...]) != list(fb["step"][...]):
+            sys.exit("%s: steps %s, one rank %s" % (name, list(fb["step"][...]), list(fa["step"][...])))
+        va, vb = fa["value"][...], fb["value"][...]
+        if va.shape != vb.shape or va.dtype != vb.dtype:
+            sys.exit("%s: %s %s, one rank %s %s" % (name, vb.shape, vb.dtype, va.shape, va.dtype))
+        for r, step in enumerate(fa["step"][...]):
+            if va[r].tobytes() != vb[r].tobytes():
+                bits = "u%d" % va.itemsize
+                bad = np.argwhere(va[r].view(bits) != vb[r].view(bits))
+                sys.exit("%s at step %d: %d values differ, the first at [z y x] = %s" % (name, step, len(bad), bad[0]))
+        # The halos moved something: the last snapshot is not the first.
+        if len(va) > 1 and np.array_equal(va[0], va[-1]):
+            sys.exit("%s: the first and last snapshots are equal" % name)
+    if sorted(a["/observables"]) != sorted(b["/observables"]):
+        sys.exit("observables %s, one rank %s" % (sorted(b["/observables"]), sorted(a["/observables"])))
+    for name in a["/observables"]:
+        oa, ob = a["/observables/" + name], b["/observables/" + name]
+        if list(oa["step"][...]) != list(ob["step"][...]):
+            sys.exit("observable %s: steps differ" % name)
+        xa, xb = oa["value"][...], ob["value"][...]
+        if "min" in name or "max" in name:
+            ok = np.array_equal(xa, xb)
+        else:
+            ok = np.all(np.abs(xa - xb) <= 1e-12 * np.maximum(np.abs(xa), np.abs(xb)))
+        if not ok:
+            sys.exit("observable %s: %s, one rank %s" % (name, list(xb), list(xa)))
+PYEOF
+}
+
+GRID=(--set grid.nx=21 --set grid.ny=19 --set grid.nz=23)
+# 12 steps, snapshots (and diagnostics) at 0, 4, 8, 12. The wave's source peaks at t = 0.005 (step 6.25)
+# in the plane 11 of 23, which rank 1 holds on 2 and on 3 ranks.
+STEPS=(--steps 12 --set run.snapshot_every=4 --set run.diagnostics_every=4)
+for eq in heat wave gray_scott allen_cahn; do
+  extra=()
+  [ $eq = wave ] && extra=(--set wave.source_delay=0.005)
+  for radius in 1 4; do
+    for bc in periodic fixed; do
+      name=$eq-r$radius-$bc
+      args=(run "cases/$eq.toml" --backend cpu "${GRID[@]}" "${STEPS[@]}" --set grid.radius=$radius
+        --set "grid.boundary=\"$bc\"" "${extra[@]}" -q)
+      OMP_NUM_THREADS=1 "$TIERSIM" "${args[@]}" --out "$WORK/$name-1" >"$WORK/$name-1.log" 2>&1 ||
+        { echo "FAIL: $name: one process: $(tail -1 "$WORK/$name-1.log")"; fail=1; continue; }
+      for np in 2 3; do
+        dir="$WORK/$name-$np"
+        if ! run_mpi $np "$TIERSIM" "${args[@]}" --out "$dir" >"$dir.log" 2>&1; then
+          echo "FAIL: $name: $np ranks: $(grep -m1 'tiersim' "$dir.log")"
+          fail=1
+          continue
+        fi
+        grep -q '^[0-9]*,halo_exchange_mpi,' "$dir/telemetry.csv" ||
+          { echo "FAIL: $name: $np ranks: no halo_exchange_mpi in telemetry.csv"; fail=1; }
+        if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
+          echo "ok: $name: $np ranks: every snapshot bit for bit, observables"
+        else
+          echo "FAIL: $name: $np ranks against one process: $why"
+          fail=1
+        fi
+      done
+    done
+  done
+done
+
+# A NaN put at global index 300 (plane 4 of 8, held by rank 1 on 2 and on 3 ranks) at step 300 has
+# reached index 236 (plane 3: rank 0's on 2 ranks, rank 1's on 3) one step later: the non-finite
+# check names the same array and index as one process, from whichever rank holds it.
+nan=(run cases/heat.toml --backend cpu --set grid.n=8 --set grid.radius=1 --steps 301 --set run.diagnostics_every=1000
+  --set run.snapshot_every=1000 -q)
+for np in 1 2 3; do
+  if [ $np = 1 ]; then
+    got=$(TIERSIM_INJECT_NAN_AT_STEP=300 OMP_NUM_THREADS=1 "$TIERSIM" "${nan[@]}" --out "$WORK/nan-1" 2>&1)
+  else
+    got=$(TIERSIM_INJECT_NAN_AT_STEP=300 run_mpi $np -x TIERSIM_INJECT_NAN_AT_STEP "$TIERSIM" "${nan[@]}" \
+      --out "$WORK/nan-$np" 2>&1)
+  fi
+  got=$(printf '%s\n' "$got" | grep '^tiersim')
+  if [[ "$got" == "tiersim: error: step 301: non-finite values in u[236] (kernel stencil_heat_cpu);"* ]]; then
+    echo "ok: NaN found on $np rank(s) at its global index"
+  else
+    echo "FAIL: NaN on $np rank(s): $got"
+    fail=1
+  fi
+done
+
+# 5 planes over 3 ranks: slabs of 1 plane, fewer than R = 2. One line from tiersim, a non-zero
+# exit, no run directory.
+out=$(run_mpi 3 "$TIERSIM" run cases/heat.toml --backend cpu --set grid.n=8 --set grid.nz=5 --set grid.radius=2 \
+  --steps 2 -q --out "$WORK/thin" 2>&1)
+rc=$?
+lines=$(printf '%s\n' "$out" | grep -c '^tiersim')
+want="tiersim: error: grid.nz = 5 split over 3 ranks leaves slabs of 1 z plane, fewer than grid.radius = 2"
+if [ $rc = 0 ] || [ "$lines" != 1 ] || [[ "$(printf '%s\n' "$out" | grep '^tiersim')" != "$want"* ]]; then
+  echo "FAIL: thin slabs: exit $rc, $lines lines from tiersim: $out"
+  fail=1
+elif [ -e "$WORK/thin" ]; then
+  echo "FAIL: thin slabs: the refused run wrote $WORK/thin"
+  fail=1
+else
+  echo "ok: thin slabs refused: $(printf '%s\n' "$out" | grep '^tiersim')"
+fi
+[ $fail = 0 ] && echo PASS
+exit $fail
