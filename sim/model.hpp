@@ -66,7 +66,7 @@ class Model {
   virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
   // Stages the state of this step for output (snapshot and checkpoint alike).
   virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) = 0;
-  // The same, waited for and written at once (tests, compare).
+  // The same, waited for and written at once (tests, compare); collective, rank 0 writes.
   void write_snapshot(SnapshotFile& out, std::int64_t step, double time);
   // Kernel records completed since the last call (each with its measured time).
   // wait = false: only the records whose device work has finished (see the engines).
@@ -76,7 +76,8 @@ class Model {
 
   // Restart: the exact state at a step boundary (values held in double, which is exact for fp32
   // and fp64), and its reinstatement into a freshly built model of the same case.
-  // (Defaults in sim/model.cpp refuse with a one-line Error.)
+  // (Defaults in sim/model.cpp refuse with a one-line Error.) save_state is collective: rank 0
+  // gets the whole state, the other ranks an empty one.
   ModelState save_state();
   virtual void load_state(const ModelState& s);
 

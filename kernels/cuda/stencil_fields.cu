@@ -167,12 +167,6 @@ void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaSt
   TIERSIM_CUDA_CHECK_LAUNCH("add_point_kernel", "source point");
 }
 
-#define TIERSIM_STENCIL_INSTANTIATE(T)                                                \
-  template void upload_constant_coeffs<T>(const StencilCoeffs<T>&, cudaStream_t);     \
-  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t);   \
-  template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t); \
-  template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double,
-
 #define TIERSIM_STENCIL_FIELD_KERNELS(T)                                                                              \
   template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t, int);                              \
   template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                                 \
