@@ -64,4 +64,9 @@ std::vector<double> allgather(double v);
 void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes, int source,
               int tag);
 
+// Collective: the bandwidth of an exchange between neighbouring ranks, GB/s (bytes sent and
+// received by a rank over the time, the slowest rank's): each rank sends `bytes` of host memory to
+// the next and receives as much from the previous, median of 5. 0 with one rank.
+double measure_exchange_gbs(std::size_t bytes = std::size_t(16) << 20);
+
 }  // namespace tiersim::comm

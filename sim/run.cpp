@@ -249,6 +249,8 @@ RunResult run_case(const RunOptions& options) {
     ceilings[2] = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
   });
   comm::broadcast(ceilings, sizeof ceilings);
+  // Exchanges between the ranks are rated against their link, measured here between neighbours.
+  const double exchange_gbs = comm::measure_exchange_gbs();
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)", ceilings[0]);
   {
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
@@ -304,6 +306,7 @@ RunResult run_case(const RunOptions& options) {
   wall.slots = output_slots > 0 ? output_slots : 2;
   wall.timing_every = s.tuning.timing_every;
   wall.ranks = ranks;
+  wall.exchange_link_gbs = exchange_gbs;
   auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -318,6 +321,7 @@ RunResult run_case(const RunOptions& options) {
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
       if (at % s.tuning.timing_every != 0) continue;
+      if (r.kernel.ends_with("_mpi")) r.ceiling_gbs = exchange_gbs > 0 ? exchange_gbs : -1;
       if (in_steady_state) (r.kernel.ends_with("_mpi") ? wall.communication : wall.kernels) += r.ms * 1e-3;
       telemetry.add(at, r);
     }

@@ -31,9 +31,9 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
     };
     std::snprintf(buf, sizeof buf,
                   "  %d ranks: communication %.3f s of rank 0's steady state (exchanges between the ranks, "
-                  "not overlapped with the kernels); min / median / max over the ranks: steady state %s, kernels "
-                  "%s, communication %s\n",
-                  ranks, communication, spread(rank_steady).c_str(), spread(rank_kernels).c_str(),
+                  "host-staged, not overlapped with the kernels; link between ranks %.3g GB/s); min / median / max "
+                  "over the ranks: steady state %s, kernels %s, communication %s\n",
+                  ranks, communication, exchange_link_gbs, spread(rank_steady).c_str(), spread(rank_kernels).c_str(),
                   spread(rank_communication).c_str());
     s += buf;
   }
@@ -72,6 +72,7 @@ nlohmann::ordered_json RunBreakdown::json() const {
   j["output_slots"] = slots;
   j["ranks"] = ranks;
   j["communication_seconds"] = communication;
+  j["exchange_link_gbs"] = exchange_link_gbs;
   auto spread = [](const Spread& x) {
     nlohmann::ordered_json o;
     o["min"] = x.min, o["median"] = x.median, o["max"] = x.max;

@@ -28,6 +28,7 @@ struct RunBreakdown {
   // the ranks.
   int ranks = 1;
   double communication = 0;
+  double exchange_link_gbs = 0;  // host memory between neighbouring ranks, measured at start-up
   struct Spread {
     double min = 0, median = 0, max = 0;
   };

@@ -60,6 +60,19 @@ run_tiersim() {
   [ -f "$WORK/$name/snapshots.h5" ] || die "$WORK/$name/snapshots.h5 missing"
 }
 
+# run_tiersim_ranks N NAME CASE [args...]: the same on N ranks under mpirun (skips where tiersim
+# has no MPI or mpirun is missing, as the integration tests do).
+run_tiersim_ranks() {
+  local n=$1 name=$2 case=$3
+  shift 3
+  source "$VIZ_DIR/../integration/mpi.sh"
+  require_mpi
+  mkdir -p "$WORK"
+  echo "+ mpirun -np $n tiersim run $case --out $WORK/$name $*"
+  run_mpi "$n" "$TIERSIM" run "$SRC_DIR/$case" --out "$WORK/$name" --force --quiet "$@" || die "tiersim run $case on $n ranks failed"
+  [ -f "$WORK/$name/snapshots.h5" ] || die "$WORK/$name/snapshots.h5 missing"
+}
+
 # check_in_paraview NAME KIND DATAFILE: truth from the .h5 (h5py), then pvbatch opens ./DATAFILE and
 # /abs/path/DATAFILE.
 check_in_paraview() {
