@@ -29,6 +29,13 @@ struct KernelRecord {
   // positive figure, another measured link (device-to-host copies: the pinned link); negative,
   // none (file writes).
   double ceiling_gbs = 0;
+  // An exchange between the ranks of a run (halo planes, body positions), not a kernel: the run
+  // counts its time as communication and rates it against the link measured between the ranks.
+  bool communication = false;
+  // Ran on a stream of its own beside the kernels (the halo exchange beside the interior update):
+  // its time is not on the step's path; what the kernels waited for it is a record of its own
+  // (communication, not overlapped).
+  bool overlapped = false;
 };
 
 // A record with the step it belongs to: one row of telemetry.

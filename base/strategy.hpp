@@ -22,6 +22,7 @@ enum class Precision { Fp32, Fp64 };
 enum class Tiling { None, Shared, Temporal };
 enum class CoeffSpace { Constant, Global };
 enum class L2Persist { Off, On };
+enum class Transport { Auto, Nccl, Mpi };
 
 // Which models a flag changes (a flag that changes neither kernel of a model is left out of
 // that model's strategy label).
@@ -118,6 +119,22 @@ struct Flag<L2Persist> {
   static constexpr std::array<FlagValue<L2Persist>, 2> values{{
       {"off", L2Persist::Off, "no window"},
       {"on", L2Persist::On, "a persisting window over the hot set"},
+  }};
+};
+
+// How the ranks of a run (mpirun) exchange device data: halo planes, body positions. Not part of
+// the label: the kernels are the same; describe() and the telemetry's exchange rows name it.
+template <>
+struct Flag<Transport> {
+  static constexpr const char* key = "transport";
+  static constexpr const char* help = "how the ranks of a run (mpirun) exchange halos and positions";
+  static constexpr Transport fallback = Transport::Auto;
+  static constexpr unsigned models = 0;
+  static constexpr bool cpu_honours = false;
+  static constexpr std::array<FlagValue<Transport>, 3> values{{
+      {"auto", Transport::Auto, "nccl where every rank has a GPU of its own, mpi otherwise"},
+      {"nccl", Transport::Nccl, "NCCL, GPU memory to GPU memory, beside the kernels on a stream of its own"},
+      {"mpi", Transport::Mpi, "MPI through pinned host buffers"},
   }};
 };
 
@@ -224,7 +241,8 @@ struct Strategy {
   Tiling tiling = Flag<Tiling>::fallback;
   CoeffSpace coeffs = Flag<CoeffSpace>::fallback;
   L2Persist l2_persist = Flag<L2Persist>::fallback;
-  std::size_t l2_persist_bytes = 0;  // 0: as much as the device allows
+  std::size_t l2_persist_bytes = 0;                 // 0: as much as the device allows
+  Transport transport = Flag<Transport>::fallback;  // resolved (never Auto) once the run's ranks are known
   Tuning tuning;
 };
 
@@ -237,6 +255,7 @@ void for_each_flag(F&& f) {
   f(Flag<Tiling>{}, &Strategy::tiling);
   f(Flag<CoeffSpace>{}, &Strategy::coeffs);
   f(Flag<L2Persist>{}, &Strategy::l2_persist);
+  f(Flag<Transport>{}, &Strategy::transport);
 }
 
 // The strategy label telemetry and output carry: the backend, then each flag that changes the

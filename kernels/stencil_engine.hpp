@@ -74,6 +74,10 @@ struct StencilTuning {
   int prefetch = 0;  // planes loaded ahead in registers (shared tiling)
   // --tiling temporal: time steps one pass fuses (0: chosen per equation, radius, grid and device).
   int temporal_steps = 0;
+  // Update the interior (planes R..nz-R-1) and the z faces (R planes at each end) in separate
+  // launches, as on a grid split over ranks (where the halo exchange runs beside the interior),
+  // also on one rank: what the GPU tests check the split launches with.
+  bool split_z = false;
 };
 
 class StencilEngine {

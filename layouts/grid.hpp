@@ -45,6 +45,13 @@ struct GridView {
   TIERSIM_HD operator GridView<const T>() const { return {origin, nx, ny, nz, r, sy, sz}; }
 };
 
+// Planes [k0, k0 + n) of g as a grid of their own: the planes around them (up to r each side) are
+// its z halo, so a kernel given it updates those planes alone, reading the same neighbours.
+template <class T>
+TIERSIM_HD GridView<T> z_range(const GridView<T>& g, int k0, int n) {
+  return {g.origin + k0 * g.sz, g.nx, g.ny, n, g.r, g.sy, g.sz};
+}
+
 // Where a grid of nx*ny*nz interior points with halo r sits in one allocation of
 // elements() scalars. xoff: elements before interior x = 0 in each row (a multiple of the
 // 128-byte line, >= r); pitch: elements per row (a multiple of the line, >= xoff + nx + r).

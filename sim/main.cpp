@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/device_info.hpp"
+#include "kernels/transport.hpp"
 #include "sim/bench.hpp"
 #include "sim/case.hpp"
 #include "sim/compare.hpp"
@@ -55,6 +56,7 @@ void print_info() {
 #endif
   std::printf(", OpenMP threads %d\n", omp_get_max_threads());
   std::printf("ranks: %s\n", comm::library().c_str());
+  std::printf("GPU to GPU between ranks: %s\n", nccl_library().c_str());
   const DeviceInfo d = query_device();
   if (!d.usable) {
     std::printf("GPU: none usable (%s)\n", d.why_not.c_str());
@@ -131,6 +133,7 @@ int main(int argc, char** argv) {
   }
   tiersim::select_device(tiersim::comm::local_rank());
   const int code = run_command_line(argc, argv);
+  tiersim::close_transport();
   tiersim::comm::finalize();
   return code;
 }
@@ -188,6 +191,11 @@ int run_command_line(int argc, char** argv) {
                 "measure the device copy bandwidth and FMA throughput again (cached per device in ~/.cache/tiersim)");
   run->add_flag("--force", ro.force, "replace an existing output directory");
   run->add_flag("--quiet,-q", ro.quiet, "no progress line or summary table");
+  bool no_snapshots = false;
+  run->add_flag("--no-snapshots", no_snapshots,
+                "write no snapshots or checkpoints, only telemetry.csv and summary.json (figures only: a scaling "
+                "study, a benchmark; such a run cannot be restarted)")
+      ->excludes(restart_opt);
 
   auto* info = app.add_subcommand("info", "Build options, OpenMP threads and GPU properties");
   auto* keys = app.add_subcommand("keys", "Every case-file key, its type, default and meaning (Markdown)");
@@ -237,6 +245,7 @@ int run_command_line(int argc, char** argv) {
       }
       for (const auto& s : sets) ro.overrides.push_back(s);
       if (!formats.empty()) ro.formats = formats;
+      ro.state_output = !no_snapshots;
       return tiersim::run_case(ro).exit_code;
     }
     // bench subcommands run from their own callbacks.

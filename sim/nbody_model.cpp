@@ -122,7 +122,7 @@ class NbodyModel final : public Model {
   std::string describe() const override {
     const int ranks = comm::size();
     return std::to_string(n_) + " bodies, " + ic_description(ic_) +
-           (ranks > 1 ? ", " + std::to_string(ranks) + " ranks" : "");
+           (ranks > 1 ? ", " + std::to_string(ranks) + " ranks (" + tiersim::name(strategy_.transport) + ")" : "");
   }
 
   // On the steps the run loop observes (run.cpp: every run.diagnostics_every steps and the last

@@ -28,6 +28,7 @@
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
+#include "kernels/transport.hpp"
 #include "sim/case.hpp"
 #include "sim/counter_log.hpp"
 #include "sim/model.hpp"
@@ -161,6 +162,8 @@ RunResult run_case(const RunOptions& options) {
   s.backend = resolve_backend(s.backend, &why);
   if (!o.quiet && !why.empty()) std::fprintf(stderr, "tiersim: backend %s\n", why.c_str());
   c.set("strategy.backend", std::string("\"") + name(s.backend) + "\"");
+  // Collective: NCCL between the ranks' GPUs or MPI through the host (kernels/transport.hpp).
+  s.transport = resolve_transport(s.transport, s.backend);
 
   const std::string model_name = c.get_string("run.model");
   const double dt = c.get_float("run.dt");
@@ -249,8 +252,10 @@ RunResult run_case(const RunOptions& options) {
     ceilings[2] = gpu && o.state_output ? measure_pinned_link_gbs(o.remeasure_bandwidth) : 0.0;
   });
   comm::broadcast(ceilings, sizeof ceilings);
-  // Exchanges between the ranks are rated against their link, measured here between neighbours.
-  const double exchange_gbs = comm::measure_exchange_gbs();
+  // Exchanges between the ranks are rated against their link, measured here between neighbours:
+  // GPU to GPU through NCCL, or host memory to host memory through MPI.
+  const double exchange_gbs =
+      s.transport == Transport::Nccl ? measure_nccl_exchange_gbs() : comm::measure_exchange_gbs();
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)", ceilings[0]);
   {
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
@@ -307,6 +312,7 @@ RunResult run_case(const RunOptions& options) {
   wall.timing_every = s.tuning.timing_every;
   wall.ranks = ranks;
   wall.exchange_link_gbs = exchange_gbs;
+  wall.transport = name(s.transport);
   auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -321,8 +327,10 @@ RunResult run_case(const RunOptions& options) {
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
       if (at % s.tuning.timing_every != 0) continue;
-      if (r.kernel.ends_with("_mpi")) r.ceiling_gbs = exchange_gbs > 0 ? exchange_gbs : -1;
-      if (in_steady_state) (r.kernel.ends_with("_mpi") ? wall.communication : wall.kernels) += r.ms * 1e-3;
+      if (r.communication) r.ceiling_gbs = exchange_gbs > 0 ? exchange_gbs : -1;
+      if (in_steady_state)
+        (r.communication ? (r.overlapped ? wall.communication_beside : wall.communication) : wall.kernels) +=
+            r.ms * 1e-3;
       telemetry.add(at, r);
     }
   };

@@ -29,12 +29,18 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
       std::snprintf(b, sizeof b, "%.3f / %.3f / %.3f s", x.min, x.median, x.max);
       return std::string(b);
     };
+    const bool nccl = transport == "nccl";
     std::snprintf(buf, sizeof buf,
-                  "  %d ranks: communication %.3f s of rank 0's steady state (exchanges between the ranks, "
-                  "host-staged, not overlapped with the kernels; link between ranks %.3g GB/s); min / median / max "
-                  "over the ranks: steady state %s, kernels %s, communication %s\n",
-                  ranks, communication, exchange_link_gbs, spread(rank_steady).c_str(), spread(rank_kernels).c_str(),
-                  spread(rank_communication).c_str());
+                  "  %d ranks, exchanging %s (%.3g GB/s measured between neighbours): communication in rank 0's "
+                  "steady state %.3f s on the steps' path (exchanges the kernels waited for) + %.3f s beside the "
+                  "kernels (%s)\n",
+                  ranks, nccl ? "GPU to GPU through NCCL" : "through host memory and MPI", exchange_link_gbs,
+                  communication, communication_beside,
+                  communication_beside > 0 ? "overlapped with the interior update: hidden" : "none overlapped");
+    s += buf;
+    std::snprintf(buf, sizeof buf,
+                  "  min / median / max over the ranks: steady state %s, kernels %s, communication %s\n",
+                  spread(rank_steady).c_str(), spread(rank_kernels).c_str(), spread(rank_communication).c_str());
     s += buf;
   }
   if (snapshots + checkpoints > 0) {
@@ -71,7 +77,9 @@ nlohmann::ordered_json RunBreakdown::json() const {
   j["checkpoints"] = checkpoints;
   j["output_slots"] = slots;
   j["ranks"] = ranks;
+  j["transport"] = transport;
   j["communication_seconds"] = communication;
+  j["communication_beside_kernels_seconds"] = communication_beside;
   j["exchange_link_gbs"] = exchange_link_gbs;
   auto spread = [](const Spread& x) {
     nlohmann::ordered_json o;

@@ -23,12 +23,16 @@ struct RunBreakdown {
   double bytes_written = 0;
   int snapshots = 0, checkpoints = 0, slots = 0;
   std::int64_t steps = 0;
-  // Several ranks (base/comm.hpp): this rank's communication (exchanges between the ranks, timed
-  // as records whose kernel ends in "_mpi"; not part of `kernels`), and each figure's spread over
-  // the ranks.
+  // Several ranks (base/comm.hpp): this rank's communication (records marked
+  // KernelRecord::communication; not part of `kernels`): on the steps' path (exchanges the next
+  // kernel waits for in order, and the waits of the kernels for an exchange that ran beside them),
+  // and beside the kernels (exchanges on a stream of their own, overlapped with the interior
+  // update), and each figure's spread over the ranks.
   int ranks = 1;
+  std::string transport = "mpi";  // Flag<Transport> name
   double communication = 0;
-  double exchange_link_gbs = 0;  // host memory between neighbouring ranks, measured at start-up
+  double communication_beside = 0;
+  double exchange_link_gbs = 0;  // between neighbouring ranks (GPU to GPU or host to host), measured at start-up
   struct Spread {
     double min = 0, median = 0, max = 0;
   };

@@ -173,7 +173,7 @@ class StencilModel final : public Model {
     std::ostringstream d;
     d << g_.nx << "x" << g_.ny << "x" << g_.nz << " grid, R = " << g_.radius << " (order " << 2 * g_.radius << "), "
       << (g_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << Eq::kName;
-    if (comm::size() > 1) d << ", " << comm::size() << " ranks (z slabs)";
+    if (comm::size() > 1) d << ", " << comm::size() << " ranks (z slabs, " << tiersim::name(s_.transport) << ")";
     describe_ = d.str();
   }
 
@@ -294,7 +294,8 @@ class StencilModel final : public Model {
   std::vector<KernelRecord> take_records(bool wait) override {
     std::vector<KernelRecord> recs = eng_->take_records(wait);
     for (const auto& r : recs)
-      if (!r.kernel.starts_with("stencil_halo") && r.kernel != "halo_exchange_mpi") update_kernel_ = r.kernel;
+      if (!r.kernel.starts_with("stencil_halo") && !r.communication && !r.kernel.ends_with("_zfaces"))
+        update_kernel_ = r.kernel;
     // The copies of the outputs this rank handed to rank 0 (whose own come with its StagedOutput).
     for (auto& r : staged_records_) recs.push_back(std::move(r));
     staged_records_.clear();

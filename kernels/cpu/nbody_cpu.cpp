@@ -221,11 +221,11 @@ class CpuNbodyEngine final : public NbodyEngine {
 
   // The exchange's record: `mine` bytes of this rank's positions, `all` of every rank's. Its
   // bytes are those sent and received as if each rank sent its part to each other one: mine to
-  // ranks - 1 ranks, and the others' parts received. No ceiling: nothing measured the link.
+  // ranks - 1 ranks, and the others' parts received.
   void record_exchange(clock::time_point t0, double mine, double all, int ranks) {
     const double bytes = mine * (ranks - 1) + (all - mine);
     record("position_exchange_mpi", t0, bytes, bytes, 0, bytes, "bytes");
-    records_.back().ceiling_gbs = -1;
+    records_.back().communication = true;
   }
 
   // The pair loop with the potential: phi_i = -sum_{j != i} m_j / sqrt(r_ij^2 + eps^2) into phi_,

@@ -30,8 +30,15 @@ namespace tiersim::cuda {
 // which synchronous copies and process-wide uploads use.
 class OwnedStream {
  public:
-  explicit OwnedStream(unsigned flags = cudaStreamDefault) {
-    TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, flags), "engine stream");
+  // priority: 0 the default; kHighest the device's highest (a stream whose short kernels, such as
+  // NCCL's, should get SMs ahead of a long kernel queued beside them).
+  static constexpr int kHighest = -1000;
+  explicit OwnedStream(unsigned flags = cudaStreamDefault, int priority = 0) {
+    if (priority == kHighest) {
+      int least = 0;
+      TIERSIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &priority), "stream priorities");
+    }
+    TIERSIM_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, flags, priority), "engine stream");
   }
   ~OwnedStream() {
     if (s_) cudaStreamDestroy(s_);  // no throw from a destructor
@@ -42,6 +49,21 @@ class OwnedStream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+// An event for ordering streams (no timing), destroyed with its owner.
+class OwnedEvent {
+ public:
+  OwnedEvent() { TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "event"); }
+  ~OwnedEvent() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  OwnedEvent(const OwnedEvent&) = delete;
+  OwnedEvent& operator=(const OwnedEvent&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
 };
 
 class LaunchTimer {

@@ -16,9 +16,9 @@
 //
 // Under several ranks (BodyPartition) every launch covers the owned bodies only, with the
 // launch shape of all n (the force kernels' sums over j, and the pairs each body's psi holds,
-// are then those of one rank, bit for bit), and exchange_positions() goes through host memory:
-// the owned position ranges down into a pinned buffer, comm::allgather there, the other ranks'
-// ranges up.
+// are then those of one rank, bit for bit), and exchange_positions() brings every rank's owned
+// position ranges to all: through NCCL from GPU to GPU (--transport nccl), or through host memory
+// (mpi: the owned ranges down into a pinned buffer, comm::allgather there, the others' ranges up).
 #include <cuda_runtime.h>
 
 #include <array>
@@ -31,6 +31,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/l2_window.cuh"
 #include "kernels/cuda/launch_timer.hpp"
+#include "kernels/cuda/nccl_comm.cuh"
 #include "kernels/cuda/nbody_forces.cuh"
 #include "kernels/cuda/nbody_integrate.cuh"
 #include "kernels/device_info.hpp"
@@ -124,9 +125,38 @@ class CudaNbodyEngine final : public NbodyEngine {
     if (part_.ranks() != comm::size())
       throw Error("exchange_positions: bodies split for " + std::to_string(part_.ranks()) + " ranks, the run has " +
                   std::to_string(comm::size()));
+    const std::size_t me = std::size_t(part_.rank);
+    // Bytes sent and received as if each rank sent its part to each other one: this rank's part
+    // to ranks - 1 ranks, and the others' parts received.
+    double mine = 0, all = 0;
+    for (const ExchangeRange& x : exchange_) mine += double(x.of[me].bytes), all += double(x.span);
+    const double bytes = mine * (part_.ranks() - 1) + (all - mine);
+    potential_current_ = false;
+    if (s_.transport == Transport::Nccl) {
+#ifdef TIERSIM_HAVE_NCCL
+      // Each rank's ranges broadcast from it, in place, GPU to GPU, on the engine's stream (the
+      // next force pass follows in stream order): one group, which NCCL runs as an allgather.
+      timer_.begin("position_exchange_nccl", strategy_);
+      ncclComm_t c = cuda::nccl_comm();
+      char* dev = static_cast<char*>(store_.data());
+      cuda::nccl_check(ncclGroupStart(), "ncclGroupStart");
+      for (const ExchangeRange& x : exchange_)
+        for (int r = 0; r < part_.ranks(); ++r)
+          if (const ByteRange& b = x.of[std::size_t(r)]; b.bytes)
+            cuda::nccl_check(ncclBroadcast(dev + b.offset, dev + b.offset, b.bytes, ncclChar, r, c, stream_),
+                             "ncclBroadcast (positions)");
+      cuda::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+      KernelRecord& r = timer_.end();
+      r.bytes_compulsory = r.bytes_modelled = r.work = bytes;
+      r.work_unit = "bytes";
+      r.communication = true;
+      return;
+#else
+      throw Error("--transport nccl: tiersim was built without NCCL");
+#endif
+    }
     TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "before the position exchange");
     const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t me = std::size_t(part_.rank);
     char* dev = static_cast<char*>(store_.data());
     char* host = exchange_host_.as<char>();
     for (const ExchangeRange& x : exchange_) {
@@ -157,16 +187,10 @@ class CudaNbodyEngine final : public NbodyEngine {
     r.step = telemetry_step();
     r.strategy = strategy_;
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    // Bytes sent and received as if each rank sent its part to each other one: this rank's part
-    // to ranks - 1 ranks, and the others' parts received. No ceiling: nothing measured the link.
-    double mine = 0, all = 0;
-    for (const ExchangeRange& x : exchange_) mine += double(x.of[me].bytes), all += double(x.span);
-    const double bytes = mine * (part_.ranks() - 1) + (all - mine);
     r.bytes_compulsory = r.bytes_modelled = r.work = bytes;
     r.work_unit = "bytes";
-    r.ceiling_gbs = -1;
+    r.communication = true;
     timer_.add(std::move(r));
-    potential_current_ = false;
   }
 
   // The potential of the last compute_forces(true) when the positions have not moved since (the

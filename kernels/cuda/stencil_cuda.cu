@@ -42,6 +42,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/l2_window.cuh"
 #include "kernels/cuda/launch_timer.hpp"
+#include "kernels/cuda/nccl_comm.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
@@ -176,7 +177,6 @@ class StencilCuda final : public StencilEngine {
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
     }
-    if (p_.z_split()) exchange_halos(cur_.data(), kFields);
     cuda::StencilLaunch<T, Eq> l;
     l.radius = p_.radius;
     l.tiling = temporal_ ? Tiling::Shared : s_.tiling;  // single steps of --tiling temporal: the shared kernels
@@ -200,12 +200,22 @@ class StencilCuda final : public StencilEngine {
     l.params = Eq::template params<T>(p_.template constants<Eq>(), dt);
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
-    timer_.begin(update_name_.c_str(), strategy_);
-    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
-    KernelRecord& r = timer_.end();
-    r.kernel = info.kernel;
-    cost(r, stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
-         stencil_flops_per_point(p_) * double(p_.points()), double(p_.points()));
+    // A grid split over ranks: the z halos travel while the interior (planes R..nz-R-1, which reads
+    // none of them) is updated; the z faces (R planes at each end) are updated once they are in.
+    const int r = p_.radius, inner = p_.nz - 2 * r;
+    if (!p_.z_split() && !t_.split_z) {
+      update_planes(l, 0, p_.nz, false);
+    } else {
+      if (p_.z_split()) start_exchange(cur_.data(), kFields);
+      if (inner > 0) update_planes(l, r, inner, false);
+      if (p_.z_split()) finish_exchange();
+      if (inner > 0) {
+        update_planes(l, 0, r, true);
+        update_planes(l, p_.nz - r, r, true);
+      } else {
+        update_planes(l, 0, p_.nz, false);
+      }
+    }
     if constexpr (Eq::kPreviousLevel)
       std::swap(cur_[0], cur_[1]);
     else
@@ -280,7 +290,7 @@ class StencilCuda final : public StencilEngine {
   double wave_energy(double dt) override {
     if constexpr (std::is_same_v<Eq, equations::Wave>) {
       cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.field_boundary_value(1)), stream_, p_.local_z_sides());
-      if (p_.z_split()) exchange_halos(&cur_[1], 1);
+      if (p_.z_split()) start_exchange(&cur_[1], 1), finish_exchange();
       const double c = p_.template constants<Eq>().speed;
       const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_, c * c, 1 / dt,
                                                   partials_.template as<double>(), max_blocks_, stream_);
@@ -294,11 +304,10 @@ class StencilCuda final : public StencilEngine {
     }
   }
 
-  // The launches' records, then the halo exchanges' (timed on the host when they were made).
+  // The launches' records, then the halo exchanges' (on the exchange's stream).
   std::vector<KernelRecord> take_records(bool wait) override {
     std::vector<KernelRecord> recs = timer_.take_records(wait);
-    for (KernelRecord& r : exchange_records_) recs.push_back(std::move(r));
-    exchange_records_.clear();
+    for (KernelRecord& r : comm_timer_.take_records(wait)) recs.push_back(std::move(r));
     return recs;
   }
 
@@ -357,50 +366,118 @@ class StencilCuda final : public StencilEngine {
            sizeof(StencilCoeffs<T>);
   }
 
-  // The z pass of arena grids grids[0..n) from the neighbouring ranks, staged through pinned host
-  // memory: the slab's R boundary planes of each grid are copied out, exchanged
-  // (exchange_z_halos), and the neighbours' copied into the halo planes, on the engine's stream
-  // after the x and y passes. The host waits for the copies out and in: the exchange's record
-  // times the whole round trip.
-  void exchange_halos(const int* grids, int n) {
-    const std::size_t bytes = std::size_t(p_.radius) * std::size_t(spec_.plane()) * sizeof(T);
-    // Per grid: [low out | high out | low halo in | high halo in]; sized for a step's kFields.
-    if (!exchange_buf_.data()) exchange_buf_ = HostBuffer(4 * std::size_t(kFields) * bytes);
-    // The planes are ready when the work queued before them is: waited for outside the record.
-    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "the steps before a halo exchange");
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<ZHaloPlanes> planes;
-    for (int i = 0; i < n; ++i) {
-      char* host = exchange_buf_.as<char>() + 4 * std::size_t(i) * bytes;
-      const char* dev = static_cast<const char*>(grid_base(grids[i]));
-      planes.push_back({host, host + bytes, host + 2 * bytes, host + 3 * bytes});
-      if (p_.rank_below >= 0)
-        TIERSIM_CUDA_CHECK(
-            cudaMemcpyAsync(host, dev + spec_.plane_start(0) * sizeof(T), bytes, cudaMemcpyDeviceToHost, stream_),
-            "halo planes to the rank below");
-      if (p_.rank_above >= 0)
-        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(host + bytes, dev + spec_.plane_start(p_.nz - p_.radius) * sizeof(T), bytes,
-                                           cudaMemcpyDeviceToHost, stream_),
-                           "halo planes to the rank above");
+  // The update of planes [k0, k0 + n): the whole grid (0, nz), the interior of a split step, or
+  // one of its z faces (`faces`: the record's kernel name says so). Costs scale with the planes.
+  void update_planes(cuda::StencilLaunch<T, Eq> l, int k0, int n, bool faces) {
+    if (k0 != 0 || n != p_.nz) {
+      for (int f = 0; f < kFields; ++f) l.in[f] = z_range(l.in[f], k0, n), l.out[f] = z_range(l.out[f], k0, n);
+      if constexpr (Eq::kPreviousLevel) l.prev = l.out[0].origin;
     }
-    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "halo planes to the neighbouring ranks");
-    KernelRecord r = exchange_z_halos(p_, planes, bytes, strategy_);
+    timer_.begin(update_name_.c_str(), strategy_);
+    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
+    KernelRecord& rec = timer_.end();
+    rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
+    const double share = double(n) / double(p_.nz);
+    cost(rec, share * stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
+         share * stencil_flops_per_point(p_) * double(p_.points()), share * double(p_.points()));
+  }
+
+  // The z pass of arena grids grids[0..n) from the neighbouring ranks, on the exchange's stream
+  // once the x and y passes (queued before) are done: each grid's R boundary planes to the
+  // neighbours' halos, theirs into its halo planes. Nccl: sends and receives between the GPUs,
+  // queued and gone. Mpi: the planes copied down into pinned host memory here; finish_exchange
+  // trades them and copies the neighbours' up. Then the caller queues what does not need the
+  // halos (the interior update) and calls finish_exchange.
+  void start_exchange(const int* grids, int n) {
+    const std::size_t bytes = std::size_t(p_.radius) * std::size_t(spec_.plane()) * sizeof(T);
+    const bool nccl = s_.transport == Transport::Nccl;
+    exchange_.clear();
     for (int i = 0; i < n; ++i) {
       char* dev = static_cast<char*>(grid_base(grids[i]));
-      if (p_.rank_below >= 0)
-        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dev + spec_.plane_start(-p_.radius) * sizeof(T),
-                                           static_cast<char*>(planes[std::size_t(i)].low_halo), bytes,
-                                           cudaMemcpyHostToDevice, stream_),
-                           "halo planes from the rank below");
-      if (p_.rank_above >= 0)
-        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dev + spec_.plane_start(p_.nz) * sizeof(T),
-                                           static_cast<char*>(planes[std::size_t(i)].high_halo), bytes,
-                                           cudaMemcpyHostToDevice, stream_),
-                           "halo planes from the rank above");
+      exchange_.push_back(
+          {dev + spec_.plane_start(0) * sizeof(T), dev + spec_.plane_start(p_.nz - p_.radius) * sizeof(T),
+           dev + spec_.plane_start(-p_.radius) * sizeof(T), dev + spec_.plane_start(p_.nz) * sizeof(T)});
     }
-    TIERSIM_CUDA_CHECK(cudaStreamSynchronize(stream_), "halo planes from the neighbouring ranks");
-    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    exchange_records_.push_back(std::move(r));
+    exchange_bytes_ = bytes;
+    TIERSIM_CUDA_CHECK(cudaEventRecord(filled_.get(), stream_), "halo exchange");
+    TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(comm_, filled_.get()), "halo exchange");
+    comm_timer_.begin(nccl ? "halo_exchange_nccl" : "halo_exchange_mpi", strategy_);
+    if (nccl) {
+#ifdef TIERSIM_HAVE_NCCL
+      // Per peer, NCCL pairs sends and receives in the order they are posted: every rank posts
+      // (to below, from above, to above, from below) per grid, so where one rank is both
+      // neighbours (two ranks, periodic) its low planes still land in the other's high halo.
+      ncclComm_t c = cuda::nccl_comm();
+      cuda::nccl_check(ncclGroupStart(), "ncclGroupStart");
+      for (const ZHaloPlanes& z : exchange_) {
+        if (p_.rank_below >= 0)
+          cuda::nccl_check(ncclSend(z.low, bytes, ncclChar, p_.rank_below, c, comm_), "ncclSend (halo planes down)");
+        if (p_.rank_above >= 0)
+          cuda::nccl_check(ncclRecv(z.high_halo, bytes, ncclChar, p_.rank_above, c, comm_),
+                           "ncclRecv (halo from above)");
+        if (p_.rank_above >= 0)
+          cuda::nccl_check(ncclSend(z.high, bytes, ncclChar, p_.rank_above, c, comm_), "ncclSend (halo planes up)");
+        if (p_.rank_below >= 0)
+          cuda::nccl_check(ncclRecv(z.low_halo, bytes, ncclChar, p_.rank_below, c, comm_),
+                           "ncclRecv (halo from below)");
+      }
+      cuda::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+#else
+      throw Error("--transport nccl: tiersim was built without NCCL");
+#endif
+      return;
+    }
+    // Per grid in the pinned buffer: [low out | high out | low halo in | high halo in].
+    if (exchange_buf_.bytes() < 4 * std::size_t(n) * bytes)
+      exchange_buf_ = HostBuffer(4 * std::size_t(kFields) * bytes);
+    for (int i = 0; i < n; ++i) {
+      char* host = exchange_buf_.as<char>() + 4 * std::size_t(i) * bytes;
+      if (p_.rank_below >= 0)
+        TIERSIM_CUDA_CHECK(cudaMemcpyAsync(host, exchange_[std::size_t(i)].low, bytes, cudaMemcpyDeviceToHost, comm_),
+                           "halo planes to the rank below");
+      if (p_.rank_above >= 0)
+        TIERSIM_CUDA_CHECK(
+            cudaMemcpyAsync(host + bytes, exchange_[std::size_t(i)].high, bytes, cudaMemcpyDeviceToHost, comm_),
+            "halo planes to the rank above");
+    }
+  }
+
+  // Ends what start_exchange began (Mpi: the host waits for the planes, trades them over MPI and
+  // queues the copies up; the GPU meanwhile runs what was queued since), then makes the engine's
+  // stream wait for the halos: that wait is its own record (communication the kernels did not hide).
+  void finish_exchange() {
+    const std::size_t bytes = exchange_bytes_;
+    const int n = int(exchange_.size());
+    if (s_.transport != Transport::Nccl) {
+      TIERSIM_CUDA_CHECK(cudaStreamSynchronize(comm_), "halo planes to the neighbouring ranks");
+      std::vector<ZHaloPlanes> host;
+      for (int i = 0; i < n; ++i) {
+        char* h = exchange_buf_.as<char>() + 4 * std::size_t(i) * bytes;
+        host.push_back({h, h + bytes, h + 2 * bytes, h + 3 * bytes});
+      }
+      (void)exchange_z_halos(p_, host, bytes, strategy_);
+      for (int i = 0; i < n; ++i) {
+        if (p_.rank_below >= 0)
+          TIERSIM_CUDA_CHECK(cudaMemcpyAsync(exchange_[std::size_t(i)].low_halo, host[std::size_t(i)].low_halo, bytes,
+                                             cudaMemcpyHostToDevice, comm_),
+                             "halo planes from the rank below");
+        if (p_.rank_above >= 0)
+          TIERSIM_CUDA_CHECK(cudaMemcpyAsync(exchange_[std::size_t(i)].high_halo, host[std::size_t(i)].high_halo, bytes,
+                                             cudaMemcpyHostToDevice, comm_),
+                             "halo planes from the rank above");
+      }
+    }
+    KernelRecord& x = comm_timer_.end();
+    const int neighbours = (p_.rank_below >= 0) + (p_.rank_above >= 0);
+    x.bytes_compulsory = x.bytes_modelled = x.work = 2.0 * neighbours * n * double(bytes);  // sent + received
+    x.work_unit = "bytes";
+    x.communication = x.overlapped = true;
+    TIERSIM_CUDA_CHECK(cudaEventRecord(exchanged_.get(), comm_), "halo exchange");
+    timer_.begin("halo_exchange_wait", strategy_);
+    TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, exchanged_.get()), "waiting for the halo exchange");
+    KernelRecord& w = timer_.end();
+    w.communication = true;
+    w.work_unit = "bytes";
   }
 
   std::vector<double> fetch_partials(std::size_t count) {
@@ -436,8 +513,9 @@ class StencilCuda final : public StencilEngine {
   StencilCoeffs<T> coeffs_;
   StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
   cuda::DeviceBuffer partials_;
-  HostBuffer exchange_buf_;                     // pinned: the halo planes on their way to and from other ranks
-  std::vector<KernelRecord> exchange_records_;  // the halo exchanges' since take_records
+  HostBuffer exchange_buf_;            // Mpi: pinned, the halo planes on their way to and from other ranks
+  std::vector<ZHaloPlanes> exchange_;  // the exchange in flight: device planes of each grid
+  std::size_t exchange_bytes_ = 0;     // of each block of R planes
   StencilL2Target policy_ = resolve(s_.tuning.l2_target);
   std::string strategy_ = strategy_name();
   // The update kernel's NVTX name before launch (the driver adds the tuning suffix to the record).
@@ -450,6 +528,12 @@ class StencilCuda final : public StencilEngine {
   cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
   cuda::Stager stager_{stream_};
+  // The halo exchange's stream (several ranks), at the device's highest priority so that its
+  // transfers get SMs beside a running update; its records; the events that order it.
+  cuda::OwnedStream owned_comm_{cudaStreamNonBlocking, cuda::OwnedStream::kHighest};
+  cudaStream_t comm_ = owned_comm_.get();
+  cuda::LaunchTimer comm_timer_{comm_, nullptr, s_.tuning};
+  cuda::OwnedEvent filled_, exchanged_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The N-body cases on 2 and 3 ranks (mpirun) against one process started alone, CPU backend:
+# The N-body cases on 2 and 3 ranks (mpirun) against one process started alone, CPU backend
+# (TIERSIM_TEST_BACKEND=cuda: the CUDA engines, tests/integration/mpi.sh):
 # every snapshot's particle arrays and the checkpoint's state bit for bit (each rank sums the
 # force on its bodies over all j in the order one process does), the observables to rounding
 # (each rank's sums over its bodies, added over the ranks). An odd body count (1001: ranges of
@@ -92,10 +93,10 @@ check() {
   local counts=()
   while [ "$1" != -- ]; do counts+=("$1"); shift; done
   shift
-  OMP_NUM_THREADS=1 "$TIERSIM" run "$@" --backend cpu -q --out "$WORK/$name-1" >"$WORK/$name-1.log" 2>&1 ||
+  OMP_NUM_THREADS=1 "$TIERSIM" run "$@" --backend "$BACKEND" -q --out "$WORK/$name-1" >"$WORK/$name-1.log" 2>&1 ||
     { echo "FAIL: $name: one process: $(tail -2 "$WORK/$name-1.log")"; fail=1; return; }
   for p in "${counts[@]}"; do
-    run_mpi "$p" "$TIERSIM" run "$@" --backend cpu -q --out "$WORK/$name-$p" >"$WORK/$name-$p.log" 2>&1 ||
+    run_mpi "$p" "$TIERSIM" run "$@" --backend "$BACKEND" --transport "$TRANSPORT" -q --out "$WORK/$name-$p" >"$WORK/$name-$p.log" 2>&1 ||
       { echo "FAIL: $name: $p ranks: $(tail -2 "$WORK/$name-$p.log")"; fail=1; continue; }
     compare "$WORK/$name-1" "$WORK/$name-$p" "$name on $p ranks" || fail=1
   done
@@ -117,19 +118,19 @@ check kepler 2 -- cases/kepler.toml --steps 200
 # The banner names the ranks; each step's exchange is a telemetry row: SoA fp32 sends x, y and z
 # (12 bytes a body); on 3 ranks a rank sends its part to 2 others and receives theirs, rank 0's
 # 320 bodies: 2 x 320 x 12 + (1001 - 320) x 12 = 15852 bytes.
-run_mpi 3 "$TIERSIM" run "${PLUMMER[@]}" --layout soa --precision fp32 --backend cpu --out "$WORK/banner" \
+run_mpi 3 "$TIERSIM" run "${PLUMMER[@]}" --layout soa --precision fp32 --backend "$BACKEND" --out "$WORK/banner" \
   >"$WORK/banner.log" 2>&1 || { echo "FAIL: banner run: $(tail -2 "$WORK/banner.log")"; fail=1; }
 grep -q "1001 bodies, Plummer sphere, 3 ranks" "$WORK/banner.log" ||
   { echo "FAIL: the banner does not name the ranks: $(head -1 "$WORK/banner.log")"; fail=1; }
-rows=$(grep -c "^[0-9]*,position_exchange_mpi,cpu/soa/fp32,[^,]*,15852,15852," "$WORK/banner/telemetry.csv")
-[ "$rows" = 20 ] || { echo "FAIL: $rows position_exchange_mpi rows of 15852 bytes in telemetry.csv, not 20"; fail=1; }
-[ $fail = 0 ] && echo "ok: banner and 20 position_exchange_mpi rows"
+rows=$(grep -Ec "^[0-9]*,position_exchange_$EXCHANGE,$BACKEND/soa/fp32[^,]*,[^,]*,15852,15852," "$WORK/banner/telemetry.csv")
+[ "$rows" = 20 ] || { echo "FAIL: $rows position exchange rows of 15852 bytes in telemetry.csv, not 20"; fail=1; }
+[ $fail = 0 ] && echo "ok: banner and 20 position exchange rows"
 
 # A NaN in a velocity of a body rank 2 owns (before step 71, body 70 of 100; rank 2 owns 64 to 99):
 # the run stops after step 71 (the last, diagnosed) with the message of one process. By then the
 # NaN position of body 70 has made every acceleration, and through the kick every velocity, NaN;
 # the first NaN position is body 70's, found on rank 2.
-NAN=(cases/plummer.toml --set nbody.count=100 --steps 71 --set run.snapshot_every=0 --backend cpu -q)
+NAN=(cases/plummer.toml --set nbody.count=100 --steps 71 --set run.snapshot_every=0 --backend "$BACKEND" -q)
 one=$(TIERSIM_INJECT_NAN_AT_STEP=70 OMP_NUM_THREADS=1 "$TIERSIM" run "${NAN[@]}" --out "$WORK/nan-1" 2>&1) &&
   { echo "FAIL: one process ran on with a NaN"; fail=1; }
 three=$(run_mpi 3 env TIERSIM_INJECT_NAN_AT_STEP=70 "$TIERSIM" run "${NAN[@]}" --out "$WORK/nan-3" 2>&1) &&

@@ -7,7 +7,7 @@
 # 1e-12 (the ranks add their slabs' sums in another order than one process adds the points).
 # The runs on several ranks record their halo exchanges in telemetry. A NaN is found at the same
 # global index on 1, 2 and 3 ranks. A slab thinner than R is refused with one line, and nothing is
-# written. CPU backend.
+# written. CPU backend (TIERSIM_TEST_BACKEND=cuda: the CUDA engines, tests/integration/mpi.sh).
 set -u
 source "$(dirname "$0")/prologue.sh"
 source "$(dirname "$0")/mpi.sh"
@@ -63,7 +63,7 @@ for eq in heat wave gray_scott allen_cahn; do
   for radius in 1 4; do
     for bc in periodic fixed; do
       name=$eq-r$radius-$bc
-      args=(run "cases/$eq.toml" --backend cpu "${GRID[@]}" "${STEPS[@]}" --set grid.radius=$radius
+      args=(run "cases/$eq.toml" --backend "$BACKEND" "${GRID[@]}" "${STEPS[@]}" --set grid.radius=$radius
         --set "grid.boundary=\"$bc\"" "${extra[@]}" -q)
       OMP_NUM_THREADS=1 "$TIERSIM" "${args[@]}" --out "$WORK/$name-1" >"$WORK/$name-1.log" 2>&1 ||
         { echo "FAIL: $name: one process: $(tail -1 "$WORK/$name-1.log")"; fail=1; continue; }
@@ -73,13 +73,13 @@ for eq in heat wave gray_scott allen_cahn; do
       [ $eq != heat ] && { [ $bc = periodic ] && nps=3 || nps=2; }
       for np in $nps; do
         dir="$WORK/$name-$np"
-        if ! run_mpi $np "$TIERSIM" "${args[@]}" --out "$dir" >"$dir.log" 2>&1; then
+        if ! run_mpi $np "$TIERSIM" "${args[@]}" --transport "$TRANSPORT" --out "$dir" >"$dir.log" 2>&1; then
           echo "FAIL: $name: $np ranks: $(grep -m1 'tiersim' "$dir.log")"
           fail=1
           continue
         fi
-        grep -q '^[0-9]*,halo_exchange_mpi,' "$dir/telemetry.csv" ||
-          { echo "FAIL: $name: $np ranks: no halo_exchange_mpi in telemetry.csv"; fail=1; }
+        grep -Eq "^[0-9]*,halo_exchange_$EXCHANGE," "$dir/telemetry.csv" ||
+          { echo "FAIL: $name: $np ranks: no halo exchange in telemetry.csv"; fail=1; }
         if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
           echo "ok: $name: $np ranks: every snapshot bit for bit, observables"
         else
@@ -94,7 +94,7 @@ done
 # A NaN put at global index 300 (plane 4 of 8, held by rank 1 on 2 and on 3 ranks) at step 300 has
 # reached index 236 (plane 3: rank 0's on 2 ranks, rank 1's on 3) one step later: the non-finite
 # check names the same array and index as one process, from whichever rank holds it.
-nan=(run cases/heat.toml --backend cpu --set grid.n=8 --set grid.radius=1 --steps 301 --set run.diagnostics_every=1000
+nan=(run cases/heat.toml --backend "$BACKEND" --set grid.n=8 --set grid.radius=1 --steps 301 --set run.diagnostics_every=1000
   --set run.snapshot_every=1000 -q)
 for np in 1 2 3; do
   if [ $np = 1 ]; then
@@ -104,7 +104,7 @@ for np in 1 2 3; do
       --out "$WORK/nan-$np" 2>&1)
   fi
   got=$(printf '%s\n' "$got" | grep '^tiersim')
-  if [[ "$got" == "tiersim: error: step 301: non-finite values in u[236] (kernel stencil_heat_cpu);"* ]]; then
+  if [[ "$got" == "tiersim: error: step 301: non-finite values in u[236] (kernel stencil_heat_"* ]]; then
     echo "ok: NaN found on $np rank(s) at its global index"
   else
     echo "FAIL: NaN on $np rank(s): $got"
@@ -114,7 +114,7 @@ done
 
 # 5 planes over 3 ranks: slabs of 1 plane, fewer than R = 2. One line from tiersim, a non-zero
 # exit, no run directory.
-out=$(run_mpi 3 "$TIERSIM" run cases/heat.toml --backend cpu --set grid.n=8 --set grid.nz=5 --set grid.radius=2 \
+out=$(run_mpi 3 "$TIERSIM" run cases/heat.toml --backend "$BACKEND" --set grid.n=8 --set grid.nz=5 --set grid.radius=2 \
   --steps 2 -q --out "$WORK/thin" 2>&1)
 rc=$?
 lines=$(printf '%s\n' "$out" | grep -c '^tiersim')
@@ -127,6 +127,20 @@ elif [ -e "$WORK/thin" ]; then
   fail=1
 else
   echo "ok: thin slabs refused: $(printf '%s\n' "$out" | grep '^tiersim')"
+fi
+# --transport nccl on the CPU backend: one line naming the problem, no run directory.
+if [ "$BACKEND" = cpu ]; then
+  out=$(run_mpi 2 "$TIERSIM" run cases/heat.toml --backend cpu --transport nccl --set grid.n=8 --steps 2 -q \
+    --out "$WORK/nccl-cpu" 2>&1)
+  rc=$?
+  got=$(printf '%s\n' "$out" | grep '^tiersim')
+  if [ $rc != 0 ] && [ "$(printf '%s\n' "$got" | wc -l)" = 1 ] && [ ! -e "$WORK/nccl-cpu" ] &&
+    [[ "$got" == "tiersim: error: --transport nccl: the CPU backend exchanges through MPI"* ]]; then
+    echo "ok: --transport nccl refused on the CPU backend: $got"
+  else
+    echo "FAIL: --transport nccl on the CPU backend: exit $rc: $out"
+    fail=1
+  fi
 fi
 [ $fail = 0 ] && echo PASS
 exit $fail

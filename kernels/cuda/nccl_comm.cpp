@@ -1,0 +1,133 @@
+// kernels/transport.hpp with the CUDA backend: the NCCL communicator (when tiersim has NCCL) and
+// the choice of transport.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "base/comm.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/nccl_comm.cuh"
+#include "kernels/device_info.hpp"
+#include "kernels/transport.hpp"
+
+namespace tiersim {
+
+#ifdef TIERSIM_HAVE_NCCL
+namespace {
+ncclComm_t g_comm = nullptr;
+}  // namespace
+
+namespace cuda {
+void nccl_check(ncclResult_t r, const std::string& what) {
+  if (r == ncclSuccess) return;
+  const char* last = ncclGetLastError(nullptr);
+  throw Error("NCCL: " + what + " failed: " + ncclGetErrorString(r) + (last && *last ? std::string(" (") + last + ")" : ""));
+}
+ncclComm_t nccl_comm() {
+  if (!g_comm) throw Error("NCCL: no communicator (the run's transport is not nccl)");
+  return g_comm;
+}
+}  // namespace cuda
+
+std::string nccl_library() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "NCCL (version unknown)";
+  return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+#else
+std::string nccl_library() { return "none (built without NCCL)"; }
+#endif
+
+Transport resolve_transport(Transport asked, Backend backend) {
+  if (comm::size() == 1) return Transport::Mpi;
+  const std::string nccl = flag_option(Flag<Transport>::key) + " nccl";
+  if (backend != Backend::Cuda) {
+    if (asked == Transport::Nccl) throw Error(nccl + ": the CPU backend exchanges through MPI; use --backend cuda");
+    return Transport::Mpi;
+  }
+  if (asked == Transport::Mpi) return Transport::Mpi;
+  // No two ranks of a node on one GPU (select_device deals them round-robin): every node agrees.
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) (void)cudaGetLastError(), gpus = 0;
+  const bool own_gpu = comm::min(std::int64_t(comm::local_size() <= gpus ? 1 : 0)) == 1;
+#ifdef TIERSIM_HAVE_NCCL
+  if (!own_gpu) {
+    if (asked == Transport::Nccl)
+      throw Error(nccl + ": " + std::to_string(comm::local_size()) + " ranks on a node of " + std::to_string(gpus) +
+                  (gpus == 1 ? " GPU" : " GPUs") + " share a device, which NCCL refuses; use --transport mpi or one rank per GPU");
+    return Transport::Mpi;
+  }
+  // NVLink multicast (NVLS) stays off unless the environment says otherwise: the exchanges here
+  // are sends, receives and broadcasts, which never need it.
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  ncclUniqueId id{};
+  if (comm::is_root()) cuda::nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  comm::broadcast(&id, sizeof id);
+  // Every rank must end up with the communicator or none: an error on one is everyone's.
+  std::string why;
+  try {
+    cuda::nccl_check(ncclCommInitRank(&g_comm, comm::size(), id, comm::rank()), "ncclCommInitRank");
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  if (comm::any(!why.empty())) {
+    const std::int64_t first = comm::min(why.empty() ? std::int64_t(comm::size()) : std::int64_t(comm::rank()));
+    throw Error(comm::broadcast(why, int(first)));
+  }
+  return Transport::Nccl;
+#else
+  if (asked == Transport::Nccl) throw Error(nccl + ": tiersim was built without NCCL; use --transport mpi");
+  (void)own_gpu;
+  return Transport::Mpi;
+#endif
+}
+
+double measure_nccl_exchange_gbs(std::size_t bytes) {
+#ifdef TIERSIM_HAVE_NCCL
+  if (!g_comm || comm::size() == 1) return 0;
+  cuda::DeviceBuffer send, recv;
+  send.allocate(bytes, "NCCL link measurement");
+  recv.allocate(bytes, "NCCL link measurement");
+  TIERSIM_CUDA_CHECK(cudaMemset(send.data(), 1, bytes), "NCCL link measurement");
+  cudaStream_t s = nullptr;
+  TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "NCCL link measurement");
+  const int next = (comm::rank() + 1) % comm::size(), prev = (comm::rank() + comm::size() - 1) % comm::size();
+  std::vector<double> seconds;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  TIERSIM_CUDA_CHECK(cudaEventCreate(&e0), "NCCL link measurement");
+  TIERSIM_CUDA_CHECK(cudaEventCreate(&e1), "NCCL link measurement");
+  for (int rep = 0; rep < 6; ++rep) {
+    comm::barrier();
+    TIERSIM_CUDA_CHECK(cudaEventRecord(e0, s), "NCCL link measurement");
+    cuda::nccl_check(ncclGroupStart(), "ncclGroupStart");
+    cuda::nccl_check(ncclSend(send.data(), bytes, ncclChar, next, g_comm, s), "ncclSend");
+    cuda::nccl_check(ncclRecv(recv.data(), bytes, ncclChar, prev, g_comm, s), "ncclRecv");
+    cuda::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    TIERSIM_CUDA_CHECK(cudaEventRecord(e1, s), "NCCL link measurement");
+    TIERSIM_CUDA_CHECK(cudaEventSynchronize(e1), "NCCL link measurement");
+    float ms = 0;
+    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1), "NCCL link measurement");
+    if (rep > 0) seconds.push_back(ms * 1e-3);  // the first sets the connection up
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(s);
+  std::sort(seconds.begin(), seconds.end());
+  return comm::min(2.0 * double(bytes) / seconds[seconds.size() / 2] * 1e-9);
+#else
+  (void)bytes;
+  return 0;
+#endif
+}
+
+void close_transport() {
+#ifdef TIERSIM_HAVE_NCCL
+  if (g_comm) ncclCommDestroy(g_comm);
+  g_comm = nullptr;
+#endif
+}
+
+}  // namespace tiersim
