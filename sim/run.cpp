@@ -487,6 +487,9 @@ RunResult run_case(const RunOptions& options) {
     const bool diag = step % diag_every == 0 || last;
     const bool ckpt =
         snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
+    // Diagnostics wait for the steps queued before them: that wait is the steps' (their kernels
+    // are timed), so the records are taken, waiting, before the diagnostics' clock starts.
+    if (diag || snap || ckpt) collect(true);
     if (diag) {
       raise_test_signal("diagnostics", step);
       timed(wall.diagnostics, [&] {

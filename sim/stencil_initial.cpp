@@ -22,9 +22,12 @@ struct Grid {
   double extent(int a) const { return n(a) * p.h[a]; }
   std::size_t at(int i, int j, int k) const { return (std::size_t(k) * p.ny + j) * p.nx + i; }
 
+  // In parallel (OpenMP): each point is f of its coordinates alone, so the values are those of a
+  // serial loop, and a 1024^3 grid is sampled in a fraction of a second instead of many seconds.
   template <class F>
   std::vector<double> sample(F&& f) const {
     std::vector<double> v(std::size_t(p.points()));
+#pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < p.nz; ++k)
       for (int j = 0; j < p.ny; ++j)
         for (int i = 0; i < p.nx; ++i) v[at(i, j, k)] = f(coord(0, i), coord(1, j), coord(2, k));

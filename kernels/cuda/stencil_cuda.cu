@@ -125,6 +125,7 @@ class StencilCuda final : public StencilEngine {
     check_field(field, v.size());
     std::vector<T> host(spec_.elements(), T(0));
     const GridView<T> hv = spec_.view(host.data());
+#pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < p_.nz; ++k)
       for (int j = 0; j < p_.ny; ++j)
         for (int i = 0; i < p_.nx; ++i) hv(i, j, k) = T(v[(std::size_t(k) * p_.ny + j) * p_.nx + i]);
