@@ -6,8 +6,9 @@
 //
 // The halo is filled in three passes (x faces over interior rows, y faces over full-width
 // rows, z faces over full planes), so edges and corners come out right too: a star stencil
-// does not read them, but a particle-mesh deposit and the MPI halo exchange (which replaces the
-// z pass of a grid split into z slabs with the neighbours' planes: kernels/halo_exchange.hpp) do.
+// does not read them, but a particle-mesh deposit would. On a grid split into z slabs the z pass is
+// replaced by the neighbours' planes (kernels/halo_exchange.hpp); the CUDA engine sends them before
+// its x and y passes, so their x and y halos there are a step old (no star stencil reads them).
 // HaloBox names the boxes of those passes once for host and device code.
 #pragma once
 

@@ -18,7 +18,6 @@ namespace tiersim {
 #ifdef TIERSIM_HAVE_NCCL
 namespace {
 ncclComm_t g_comm = nullptr;
-constexpr int kExchangeCtas = 4;  // most CTAs (SMs) an exchange takes
 }  // namespace
 
 namespace cuda {
@@ -72,15 +71,7 @@ Transport resolve_transport(Transport asked, Backend backend) {
   // Every rank must end up with the communicator or none: an error on one is everyone's.
   std::string why;
   try {
-    // The halo exchange runs beside the interior update, whose blocks want every SM: with NCCL's
-    // own choice of CTAs the update ran 1.99 ms a step beside the exchange against 1.79 ms beside
-    // the MPI path's copies (heat R = 4, 1024^3 on 2 H100s). A few CTAs still move the halos well
-    // inside the update (NCCL_MAX_CTAS in the environment overrides this).
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.minCTAs = 1;
-    config.maxCTAs = kExchangeCtas;
-    cuda::nccl_check(ncclCommInitRankConfig(&g_comm, comm::size(), id, comm::rank(), &config),
-                     "ncclCommInitRankConfig");
+    cuda::nccl_check(ncclCommInitRank(&g_comm, comm::size(), id, comm::rank()), "ncclCommInitRank");
   } catch (const Error& e) {
     why = e.what();
   }

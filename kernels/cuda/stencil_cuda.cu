@@ -158,6 +158,16 @@ class StencilCuda final : public StencilEngine {
 
   void step(double dt) override {
     ++state_version_;
+    // A grid split over ranks: the z halos leave first, on a stream of their own, while the x and
+    // y halo passes and the interior update (planes R..nz-R-1, which read no z halo) run; the z
+    // faces (R planes at each end) are updated once they are in. The planes sent carry the x and
+    // y halos of the step before (the passes below rewrite them meanwhile), which no star stencil
+    // reads in a z halo plane. Heat R = 4 at 1024^3 (docs/performance.md, "Several GPUs"): queued
+    // after the halo passes, beside the interior update alone, the exchange slowed the update by
+    // 11% on 2 H100s (NCCL's blocks held SMs it needed; held to 4 blocks, the exchange outlasted
+    // it); queued first, beside the halo passes, it was hidden on 2 H200s (3 us waited per step)
+    // and the interior update ran within 1.2% of one GPU's time per plane.
+    if (p_.z_split()) start_exchange(cur_.data(), kFields);
     // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
     // overwrites, so every grid's halo is filled once (and again after an upload). The window
     // still covers the inputs (last step's outputs): their halos are hot too.
@@ -201,13 +211,10 @@ class StencilCuda final : public StencilEngine {
     l.params = Eq::template params<T>(p_.template constants<Eq>(), dt);
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
-    // A grid split over ranks: the z halos travel while the interior (planes R..nz-R-1, which reads
-    // none of them) is updated; the z faces (R planes at each end) are updated once they are in.
     const int r = p_.radius, inner = p_.nz - 2 * r;
     if (!p_.z_split() && !t_.split_z) {
       update_planes(l, 0, p_.nz, false);
     } else {
-      if (p_.z_split()) start_exchange(cur_.data(), kFields);
       if (inner > 0) update_planes(l, r, inner, false);
       if (p_.z_split()) finish_exchange();
       if (inner > 0) {
@@ -384,8 +391,8 @@ class StencilCuda final : public StencilEngine {
   }
 
   // The z pass of arena grids grids[0..n) from the neighbouring ranks, on the exchange's stream
-  // once the x and y passes (queued before) are done: each grid's R boundary planes to the
-  // neighbours' halos, theirs into its halo planes. Nccl: sends and receives between the GPUs,
+  // once the work queued before is done: each grid's R boundary planes to the neighbours' halos,
+  // theirs into its halo planes. Nccl: sends and receives between the GPUs,
   // queued and gone. Mpi: the planes copied down into pinned host memory here; finish_exchange
   // trades them and copies the neighbours' up. Then the caller queues what does not need the
   // halos (the interior update) and calls finish_exchange.
