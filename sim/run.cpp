@@ -91,12 +91,13 @@ void on_every_rank(F&& f) {
   if (first < comm::size()) throw Error(comm::broadcast(what, int(first)));
 }
 
-// The spread of one figure over the ranks (collective).
+// One figure of every rank, and its spread over them (collective).
 RunBreakdown::Spread over_ranks(double v) {
-  std::vector<double> all = comm::allgather(v);
+  const std::vector<double> each = comm::allgather(v);
+  std::vector<double> all = each;
   std::sort(all.begin(), all.end());
   const std::size_t n = all.size();
-  return {all.front(), n % 2 ? all[n / 2] : 0.5 * (all[n / 2 - 1] + all[n / 2]), all.back()};
+  return {all.front(), n % 2 ? all[n / 2] : 0.5 * (all[n / 2 - 1] + all[n / 2]), all.back(), each};
 }
 
 std::int64_t env_int(const char* name, std::int64_t fallback) {
@@ -533,6 +534,7 @@ RunResult run_case(const RunOptions& options) {
     wall.rank_steady = over_ranks(wall.steady);
     wall.rank_kernels = over_ranks(wall.kernels_all_steps());
     wall.rank_communication = over_ranks(wall.communication);
+    wall.rank_communication_beside = over_ranks(wall.communication_beside);
   }
 
   const auto flush0 = std::chrono::steady_clock::now();

@@ -84,12 +84,14 @@ nlohmann::ordered_json RunBreakdown::json() const {
   auto spread = [](const Spread& x) {
     nlohmann::ordered_json o;
     o["min"] = x.min, o["median"] = x.median, o["max"] = x.max;
+    o["each_rank"] = x.each;
     return o;
   };
   if (ranks > 1) {
     j["ranks_steady_seconds"] = spread(rank_steady);
     j["ranks_kernel_seconds"] = spread(rank_kernels);
     j["ranks_communication_seconds"] = spread(rank_communication);
+    j["ranks_communication_beside_kernels_seconds"] = spread(rank_communication_beside);
   }
   return j;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace tiersim {
 
@@ -35,8 +36,9 @@ struct RunBreakdown {
   double exchange_link_gbs = 0;  // between neighbouring ranks (GPU to GPU or host to host), measured at start-up
   struct Spread {
     double min = 0, median = 0, max = 0;
+    std::vector<double> each;  // every rank's, in rank order
   };
-  Spread rank_steady, rank_kernels, rank_communication;
+  Spread rank_steady, rank_kernels, rank_communication, rank_communication_beside;
 
   double total() const { return startup + steady + final_flush; }
   // Kernel time of every step of the steady state (scaled up from the timed steps when only

@@ -80,6 +80,19 @@ for eq in heat wave gray_scott allen_cahn; do
         fi
         grep -Eq "^[0-9]*,halo_exchange_$EXCHANGE," "$dir/telemetry.csv" ||
           { echo "FAIL: $name: $np ranks: no halo exchange in telemetry.csv"; fail=1; }
+        # summary.json: each rank's figures, in rank order, and their spread.
+        $PY - "$dir/summary.json" "$np" <<'PYEOF' || fail=1
+import json, sys
+w, n = json.load(open(sys.argv[1]))["wall"], int(sys.argv[2])
+for key in ("ranks_steady_seconds", "ranks_kernel_seconds", "ranks_communication_seconds",
+            "ranks_communication_beside_kernels_seconds"):
+    s = w[key]
+    if len(s["each_rank"]) != n or min(s["each_rank"]) != s["min"] or max(s["each_rank"]) != s["max"]:
+        sys.exit("FAIL: summary.json %s: %s for %d ranks" % (key, s, n))
+comm = w["ranks_communication_seconds"]["max"] + w["ranks_communication_beside_kernels_seconds"]["max"]
+if w["ranks"] != n or w["transport"] not in ("mpi", "nccl") or comm <= 0:
+    sys.exit("FAIL: summary.json: ranks %s, transport %s, communication %s s" % (w["ranks"], w["transport"], comm))
+PYEOF
         if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
           echo "ok: $name: $np ranks: every snapshot bit for bit, observables"
         else
