@@ -56,7 +56,7 @@ void print_info() {
 #endif
   std::printf(", OpenMP threads %d\n", omp_get_max_threads());
   std::printf("ranks: %s\n", comm::library().c_str());
-  std::printf("GPU to GPU between ranks: %s\n", nccl_library().c_str());
+  std::printf("transport between GPUs: %s\n", nccl_library().c_str());
   const DeviceInfo d = query_device();
   if (!d.usable) {
     std::printf("GPU: none usable (%s)\n", d.why_not.c_str());
