@@ -72,8 +72,9 @@ class NbodyEngine {
   virtual void kick(double dt) = 0;   // v += a * dt
   virtual void drift(double dt) = 0;  // x += v * dt
   // Collective, after a drift under several ranks: every rank's engine gets the owned positions
-  // of the others (comm::allgather; a telemetry record "position_exchange_mpi"). Nothing with one
-  // rank.
+  // of the others (the strategy's transport, kernels/transport.hpp: NCCL between the GPUs, or
+  // comm::allgather through host memory; a telemetry record "position_exchange_nccl" or "_mpi").
+  // Nothing with one rank.
   virtual void exchange_positions() = 0;
   // Energies and momenta of the owned bodies (the potential: of the owned bodies' shares of the
   // pairs), reduced where the data is (a few scalars come back). The potential is

@@ -36,7 +36,8 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
                   "kernels (%s)\n",
                   ranks, nccl ? "GPU to GPU through NCCL" : "through host memory and MPI", exchange_link_gbs,
                   communication, communication_beside,
-                  communication_beside > 0 ? "overlapped with the interior update: hidden" : "none overlapped");
+                  communication_beside > 0 ? "on a stream of their own, beside the halo passes and the interior update"
+                                           : "none overlapped");
     s += buf;
     std::snprintf(buf, sizeof buf,
                   "  min / median / max over the ranks: steady state %s, kernels %s, communication %s\n",
