@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 // toml++ 3.3 turns its internal assertions into optimiser assumptions under NDEBUG, and some
 // malformed inputs reach them (found by tests/fuzz: "[\nx]"). Make them throw instead, so a bad
@@ -178,12 +179,24 @@ std::string canonical(const KeySpec& spec, const toml::node& node, const std::st
 // Checks, before toml++ sees it, that the text is valid UTF-8 and that non-ASCII characters
 // appear only inside strings and comments (the only places TOML 1.0 allows them). toml++ 3.3
 // reaches undefined behaviour on some non-ASCII characters elsewhere (found by tests/fuzz).
+//
+// A quote opens a string only where TOML's parser reads one: where a key or a value starts (the
+// start of a line, after the '=' that ends a key, after '[', '{' or ',' that themselves stand
+// where a value or key starts, after the '.' of a dotted key). Elsewhere, e.g. `x = 0"é"`,
+// `x = 0="é"` or `x = 0["é"`, toml++ scans the bytes as part of a bare value, where a non-ASCII
+// character must not reach it (it runs into __builtin_unreachable on some).
 void check_case_text(const std::string& text, const std::string& source) {
   enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral } st = State::Normal;
   int line = 1;
-  char prev = '\n';  // the last character in State::Normal that is not a space or tab
+  bool open = true;        // a key or value may start here
+  bool key = true;         // a key is being read (until its '=')
+  std::vector<char> nest;  // '[' and '{' opened where a value or key starts, innermost last
   auto fail = [&](const std::string& what) {
     throw Error(source + ":" + std::to_string(line) + ": syntax error: " + what);
+  };
+  auto newline = [&] {
+    ++line;
+    if (nest.empty()) open = key = true;  // inside an array or inline table a line break changes nothing
   };
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -201,28 +214,40 @@ void check_case_text(const std::string& text, const std::string& source) {
     if (ch == 0) fail("NUL character");
     const bool starts3 = i + 2 < n && text[i + 1] == text[i] && text[i + 2] == text[i];
     switch (st) {
-      case State::Normal: {
-        // A quote opens a string only where TOML's parser reads one (a value after '=', '[', ',' or
-        // '{', or a quoted key at the start of a line or after '.'); elsewhere, e.g. `x = 0s"é"`, the
-        // parser scans the bytes as a bare value, where a non-ASCII character must not reach it
-        // (toml++ 3.3 runs into __builtin_unreachable on some).
-        const bool value_start =
-            prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
-        if (ch == '#')
+      case State::Normal:
+        if (ch == '#') {
           st = State::Comment;
-        else if (ch == '"' && value_start) {
-          st = starts3 ? State::MultiBasic : State::Basic;
+        } else if ((ch == '"' || ch == '\'') && open) {
+          const bool basic = ch == '"';
+          st = starts3 ? (basic ? State::MultiBasic : State::MultiLiteral) : (basic ? State::Basic : State::Literal);
           if (starts3) i += 2;
-        } else if (ch == '\'' && value_start) {
-          st = starts3 ? State::MultiLiteral : State::Literal;
-          if (starts3) i += 2;
+        } else if (ch == '\n') {
+          newline();
+        } else if (ch == '[' || ch == '{') {
+          if (open) {
+            const bool header = ch == '[' && nest.empty() && key;  // [table] or [[array]]: a key follows
+            nest.push_back(char(ch));
+            key = ch == '{' || header;
+          }
+          // open stays: a value or key may follow; '[' or '{' inside a bare value opens nothing
+        } else if (ch == ']' || ch == '}') {
+          if (!nest.empty()) nest.pop_back();
+          open = false;
+        } else if (ch == ',') {
+          open = !nest.empty();
+          if (open && nest.back() == '{') key = true;
+        } else if (ch == '=') {
+          open = key;
+          key = false;
+        } else if (ch == '.') {
+          open = key;
+        } else if (ch != ' ' && ch != '\t' && ch != '\r') {
+          open = false;
         }
-        if (ch != ' ' && ch != '\t' && ch != '\r') prev = ch;
-        break;
-      }
+        continue;
       case State::Comment:
-        if (ch == '\n') st = State::Normal, prev = '\n';
-        break;
+        if (ch == '\n') st = State::Normal, newline();
+        continue;
       case State::Basic:
       case State::MultiBasic:
         if (ch == '\\') {
@@ -233,17 +258,21 @@ void check_case_text(const std::string& text, const std::string& source) {
         }
         if (ch == '"' && (st == State::Basic || starts3)) {
           if (st == State::MultiBasic) i += 2;
-          st = State::Normal, prev = '"';
-        } else if (ch == '\n' && st == State::Basic)
-          st = State::Normal;  // toml++ reports the unterminated string
+          st = State::Normal, open = false;
+        } else if (ch == '\n' && st == State::Basic) {
+          st = State::Normal, newline();  // toml++ reports the unterminated string
+          continue;
+        }
         break;
       case State::Literal:
       case State::MultiLiteral:
         if (ch == '\'' && (st == State::Literal || starts3)) {
           if (st == State::MultiLiteral) i += 2;
-          st = State::Normal, prev = '\'';
-        } else if (ch == '\n' && st == State::Literal)
-          st = State::Normal;
+          st = State::Normal, open = false;
+        } else if (ch == '\n' && st == State::Literal) {
+          st = State::Normal, newline();
+          continue;
+        }
         break;
     }
     if (ch == '\n') ++line;
