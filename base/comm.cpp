@@ -235,20 +235,27 @@ void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, st
 }
 #endif
 
+double measure_exchange_gbs(std::size_t bytes, const std::function<double()>& exchange) {
+  if (size() == 1) return 0;
+  std::vector<double> seconds;
+  for (int rep = 0; rep < 6; ++rep) {
+    barrier();
+    const double s = exchange();
+    if (rep > 0) seconds.push_back(s);  // the first sets the transport up
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return min(2.0 * double(bytes) / seconds[seconds.size() / 2] * 1e-9);
+}
+
 double measure_exchange_gbs(std::size_t bytes) {
   if (size() == 1) return 0;
   std::vector<char> send(bytes, 1), recv(bytes, 0);
   const int next = (rank() + 1) % size(), prev = (rank() + size() - 1) % size();
-  std::vector<double> seconds;
-  for (int rep = 0; rep < 6; ++rep) {
-    barrier();
+  return measure_exchange_gbs(bytes, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     sendrecv(send.data(), bytes, next, recv.data(), bytes, prev, 7002);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (rep > 0) seconds.push_back(s);  // the first warms the transport up
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return min(2.0 * double(bytes) / seconds[seconds.size() / 2] * 1e-9);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
 }
 
 std::string broadcast(const std::string& s, int root) {

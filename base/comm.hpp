@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,5 +69,9 @@ void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, st
 // received by a rank over the time, the slowest rank's): each rank sends `bytes` of host memory to
 // the next and receives as much from the previous, median of 5. 0 with one rank.
 double measure_exchange_gbs(std::size_t bytes = std::size_t(16) << 20);
+// The same for any transport: `exchange` moves `bytes` to the next rank and as many from the
+// previous, and returns the seconds it took (as the transport times it); called 6 times after a
+// barrier each, the first (connection set-up) left out.
+double measure_exchange_gbs(std::size_t bytes, const std::function<double()>& exchange);
 
 }  // namespace tiersim::comm

@@ -41,13 +41,12 @@ KernelRecord exchange_z_halos(const StencilProblem& p, const std::vector<ZHaloPl
     comm::sendrecv(z.high, bytes, p.rank_above, z.low_halo, bytes, p.rank_below, kTag + 2 * f + 1);
     ++f;
   }
-  const int neighbours = (p.rank_below >= 0) + (p.rank_above >= 0);
   KernelRecord r;
   r.kernel = "halo_exchange_mpi";
   r.step = telemetry_step();
   r.strategy = strategy;
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  r.bytes_compulsory = r.bytes_modelled = 2.0 * neighbours * double(fields.size()) * double(bytes);  // sent + received
+  r.bytes_compulsory = r.bytes_modelled = z_exchange_bytes(p, fields.size(), bytes);
   r.work = r.bytes_compulsory;
   r.work_unit = "bytes";
   r.communication = true;

@@ -30,6 +30,13 @@ struct ZHaloPlanes {
   void* high_halo = nullptr;   // halo planes nz..nz+R-1: from the rank above
 };
 
+// Bytes a rank sends and receives in one z pass over `fields` grids, `bytes` per block of R planes:
+// a block to each neighbour and one from it.
+inline double z_exchange_bytes(const StencilProblem& p, std::size_t fields, std::size_t bytes) {
+  const int neighbours = (p.rank_below >= 0) + (p.rank_above >= 0);
+  return 2.0 * neighbours * double(fields) * double(bytes);
+}
+
 // The z pass of the halos of `fields` across ranks: every field's low planes go to p.rank_below
 // (into its high halo) and its high planes to p.rank_above (into its low halo); the halos receive
 // the neighbours'. The sides without a neighbour are left alone (the engine fills a fixed face).

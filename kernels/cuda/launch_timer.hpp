@@ -30,15 +30,14 @@ namespace tiersim::cuda {
 // which synchronous copies and process-wide uploads use.
 class OwnedStream {
  public:
-  // priority: 0 the default; kHighest the device's highest (a stream whose short kernels, such as
-  // NCCL's, should get SMs ahead of a long kernel queued beside them).
-  static constexpr int kHighest = -1000;
-  explicit OwnedStream(unsigned flags = cudaStreamDefault, int priority = 0) {
-    if (priority == kHighest) {
-      int least = 0;
-      TIERSIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &priority), "stream priorities");
-    }
-    TIERSIM_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, flags, priority), "engine stream");
+  // Highest: the device's highest priority (a stream whose short kernels, such as NCCL's, should
+  // get SMs ahead of a long kernel queued beside them).
+  enum class Priority { Default, Highest };
+  explicit OwnedStream(unsigned flags = cudaStreamDefault, Priority priority = Priority::Default) {
+    int least = 0, greatest = 0;
+    if (priority == Priority::Highest)
+      TIERSIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
+    TIERSIM_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, flags, greatest), "engine stream");
   }
   ~OwnedStream() {
     if (s_) cudaStreamDestroy(s_);  // no throw from a destructor
@@ -51,10 +50,12 @@ class OwnedStream {
   cudaStream_t s_ = nullptr;
 };
 
-// An event for ordering streams (no timing), destroyed with its owner.
+// An event, destroyed with its owner: for ordering streams, or (timing) for timing them.
 class OwnedEvent {
  public:
-  OwnedEvent() { TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "event"); }
+  explicit OwnedEvent(bool timing = false) {
+    TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming), "event");
+  }
   ~OwnedEvent() {
     if (e_) cudaEventDestroy(e_);
   }

@@ -1,14 +1,13 @@
-// kernels/transport.hpp with the CUDA backend: the NCCL communicator (when tiersim has NCCL) and
-// the choice of transport.
+// kernels/transport.hpp with the CUDA backend: the choice of transport, the run's NCCL
+// communicator (kernels/cuda/nccl_comm.cuh; when tiersim has NCCL) and the NCCL link measurement.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <vector>
 
 #include "base/comm.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/launch_timer.hpp"
 #include "kernels/cuda/nccl_comm.cuh"
 #include "kernels/device_info.hpp"
 #include "kernels/transport.hpp"
@@ -90,35 +89,26 @@ Transport resolve_transport(Transport asked, Backend backend) {
 double measure_nccl_exchange_gbs(std::size_t bytes) {
 #ifdef TIERSIM_HAVE_NCCL
   if (!g_comm || comm::size() == 1) return 0;
-  cuda::DeviceBuffer send, recv;
-  send.allocate(bytes, "NCCL link measurement");
-  recv.allocate(bytes, "NCCL link measurement");
-  TIERSIM_CUDA_CHECK(cudaMemset(send.data(), 1, bytes), "NCCL link measurement");
-  cudaStream_t s = nullptr;
-  TIERSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "NCCL link measurement");
+  const std::string what = "NCCL link measurement";
+  cuda::DeviceBuffer send(bytes, what), recv(bytes, what);
+  TIERSIM_CUDA_CHECK(cudaMemset(send.data(), 1, bytes), what);
+  const cuda::OwnedStream stream(cudaStreamNonBlocking);
+  cudaStream_t s = stream.get();
+  const cuda::OwnedEvent start(true), stop(true);
   const int next = (comm::rank() + 1) % comm::size(), prev = (comm::rank() + comm::size() - 1) % comm::size();
-  std::vector<double> seconds;
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
-  TIERSIM_CUDA_CHECK(cudaEventCreate(&e0), "NCCL link measurement");
-  TIERSIM_CUDA_CHECK(cudaEventCreate(&e1), "NCCL link measurement");
-  for (int rep = 0; rep < 6; ++rep) {
-    comm::barrier();
-    TIERSIM_CUDA_CHECK(cudaEventRecord(e0, s), "NCCL link measurement");
+  // Timed with events on the stream: the transfer alone, not its launch.
+  return comm::measure_exchange_gbs(bytes, [&] {
+    TIERSIM_CUDA_CHECK(cudaEventRecord(start.get(), s), what);
     cuda::nccl_check(ncclGroupStart(), "ncclGroupStart");
     cuda::nccl_check(ncclSend(send.data(), bytes, ncclChar, next, g_comm, s), "ncclSend");
     cuda::nccl_check(ncclRecv(recv.data(), bytes, ncclChar, prev, g_comm, s), "ncclRecv");
     cuda::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
-    TIERSIM_CUDA_CHECK(cudaEventRecord(e1, s), "NCCL link measurement");
-    TIERSIM_CUDA_CHECK(cudaEventSynchronize(e1), "NCCL link measurement");
+    TIERSIM_CUDA_CHECK(cudaEventRecord(stop.get(), s), what);
+    TIERSIM_CUDA_CHECK(cudaEventSynchronize(stop.get()), what);
     float ms = 0;
-    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1), "NCCL link measurement");
-    if (rep > 0) seconds.push_back(ms * 1e-3);  // the first sets the connection up
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaStreamDestroy(s);
-  std::sort(seconds.begin(), seconds.end());
-  return comm::min(2.0 * double(bytes) / seconds[seconds.size() / 2] * 1e-9);
+    TIERSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()), what);
+    return ms * 1e-3;
+  });
 #else
   (void)bytes;
   return 0;
