@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "io/hdf5_library.hpp"
 #include "base/error.hpp"
 #include "sim/telemetry.hpp"
 
@@ -147,6 +148,84 @@ TEST(Checkpoint, RoundTripsExactlyWithChecksummedArrays) {
     H5Dclose(d);
   }
   H5Fclose(f);
+}
+
+namespace {
+
+// Every stored chunk of `name` in `file`, as the file holds it (data and checksum).
+std::vector<std::vector<unsigned char>> stored_chunks(hid_t file, const char* name) {
+  const hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+  const hid_t sp = H5Dget_space(d);
+  hsize_t count = 0;
+  EXPECT_GE(H5Dget_num_chunks(d, sp, &count), 0);
+  std::vector<std::vector<unsigned char>> out;
+  for (hsize_t i = 0; i < count; ++i) {
+    hsize_t offset[1];
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    EXPECT_GE(H5Dget_chunk_info(d, sp, i, offset, &mask, &addr, &size), 0);
+    std::vector<unsigned char> bytes(size);
+    std::uint32_t filters = 0;
+    EXPECT_GE(H5Dread_chunk(d, H5P_DEFAULT, offset, &filters, bytes.data()), 0);
+    out.push_back(std::move(bytes));
+  }
+  H5Sclose(sp);
+  H5Dclose(d);
+  return out;
+}
+
+// `v` written by write_checked (checksums computed on the host's threads) and by HDF5's own
+// Fletcher32 filter (H5Dwrite): the stored chunks must be the same bytes, and the read verifies them.
+template <class T>
+void expect_chunks_as_hdf5_stores_them(const fs::path& dir, const char* tag, hid_t type, const std::vector<T>& v) {
+  const std::string path = (dir / (std::string(tag) + ".h5")).string();
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const Hdf5Calls h5{path};
+  h5.write_checked(f, "ours", type, type, v);
+  const hsize_t n = v.size(), chunk = std::min<hsize_t>(n, hsize_t(1) << 20);
+  const hid_t sp = H5Screate_simple(1, &n, nullptr);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  H5Pset_fletcher32(dcpl);
+  const hid_t d = H5Dcreate2(f, "filter", type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  H5Dclose(d);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  const auto ours = stored_chunks(f, "ours"), filter = stored_chunks(f, "filter");
+  ASSERT_EQ(ours.size(), filter.size()) << tag;
+  for (std::size_t i = 0; i < ours.size(); ++i) EXPECT_TRUE(ours[i] == filter[i]) << tag << ": chunk " << i;
+  std::vector<T> back(v.size());
+  const hid_t o = H5Dopen2(f, "ours", H5P_DEFAULT);
+  EXPECT_GE(H5Dread(o, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);  // verifies the checksums
+  H5Dclose(o);
+  EXPECT_TRUE(back == v) << tag;
+  H5Fclose(f);
+}
+
+}  // namespace
+
+// The checkpoint's chunks, checksummed on the host's threads, are byte for byte what HDF5's
+// Fletcher32 filter stores: random values, whole and partial last chunks, an odd number of
+// bytes (the checksum's odd-byte rule), one value.
+TEST(Checkpoint, ChecksummedChunksAreTheBytesHdf5sFilterStores) {
+  const fs::path dir = fresh_dir("chunks");
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<float> u(-1e3f, 1e3f);
+  std::vector<float> f((2u << 20) + 5);
+  for (float& x : f) x = u(rng);
+  expect_chunks_as_hdf5_stores_them(dir, "f32", H5T_NATIVE_FLOAT, f);
+  std::vector<double> g((1u << 20) * 2);
+  for (double& x : g) x = double(u(rng)) * 1e-7;
+  expect_chunks_as_hdf5_stores_them(dir, "f64", H5T_NATIVE_DOUBLE, g);
+  std::vector<std::uint8_t> b(1001);
+  for (auto& x : b) x = std::uint8_t(rng());
+  expect_chunks_as_hdf5_stores_them(dir, "u8_odd", H5T_NATIVE_UINT8, b);
+  expect_chunks_as_hdf5_stores_them(dir, "one", H5T_NATIVE_INT64, std::vector<std::int64_t>{-7});
+  std::vector<std::uint8_t> ones(999, 0xff);  // sums that fold to 0xffff
+  expect_chunks_as_hdf5_stores_them(dir, "u8_ff", H5T_NATIVE_UINT8, ones);
 }
 
 // A few bytes changed in an array's data: the read fails naming the file and the array (it
