@@ -141,7 +141,11 @@ class StencilModel final : public Model {
  public:
   // p: the whole grid; the engine gets this rank's slab of it.
   StencilModel(const Case& c, Strategy s, const StencilProblem& p)
-      : s_(s), g_(p), p_(z_slab(p, comm::rank(), comm::size())), dt_(c.get_float("run.dt")) {
+      : s_(s),
+        g_(p),
+        p_(z_slab(p, comm::rank(), comm::size())),
+        dt_(c.get_float("run.dt")),
+        output_slots_(c.get_int("run.output_slots") > 0 ? int(c.get_int("run.output_slots")) : 2) {
     const int n[3] = {g_.nx, g_.ny, g_.nz};
     for (int a = 0; a < 3; ++a)
       if (g_.boundary == Boundary::Periodic && n[a] < g_.radius)
@@ -263,10 +267,11 @@ class StencilModel final : public Model {
       }
       return nullptr;
     }
-    // The next output comes while this one may still be written (run.output_slots = 2 by
-    // default): its buffers are pinned now, at the first output, instead of on its step.
+    // Up to run.output_slots outputs wait for the writer while the next is staged: the buffers
+    // of all of them are pinned now, at the first output (start-up), not on a later output's step
+    // (page-locking takes about 0.2 s per GB). With slots sized from memory, those of the default.
     const std::size_t field_bytes = std::size_t(g_.points()) * scalar;
-    if (!reserved_) reserve_host_buffers(field_bytes, kStateFields), reserved_ = true;
+    if (!reserved_) reserve_host_buffers(field_bytes, kStateFields * (output_slots_ + 1)), reserved_ = true;
     auto staged = std::make_unique<StagedFields>();
     staged->step = step, staged->time = time;
     staged->geometry.nx = g_.nx, staged->geometry.ny = g_.ny, staged->geometry.nz = g_.nz;
@@ -368,7 +373,8 @@ class StencilModel final : public Model {
   std::string forced_;  // why dt is above the limit, when stencil.force let it through
   double time_ = 0;
   std::optional<PointSource> source_;
-  bool reserved_ = false;  // staging buffers for a second output pinned
+  bool reserved_ = false;  // staging buffers of the outputs in flight pinned
+  int output_slots_ = 2;   // run.output_slots (2 where sized from memory)
   bool have_q0_ = false;
   double q0_ = 0;
   std::string update_kernel_;                 // as last recorded (take_records)
