@@ -471,7 +471,7 @@ RunResult run_case(const RunOptions& options) {
     set_telemetry_step(step + 1);
     {
       TraceRange range("step");
-      step += model->advance(dt, horizon);
+      timed(wall.host_queuing, [&] { step += model->advance(dt, horizon); });
     }
     time = step * dt;
     if (profiled)
@@ -482,7 +482,8 @@ RunResult run_case(const RunOptions& options) {
     // answer makes this step the last one (its diagnostics, snapshot and checkpoint) and ends the
     // loop. A signal arriving after this line is seen after the next step, which then ends the same
     // way. Several ranks agree on both (the launcher may deliver a signal to each at another step).
-    const bool stop = agree_on_stop(queue);
+    bool stop = false;
+    timed(wall.host_agreeing, [&] { stop = agree_on_stop(queue); });
     const bool last = step == steps || stop;
     const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
     const bool diag = step % diag_every == 0 || last;

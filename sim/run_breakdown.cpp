@@ -73,6 +73,8 @@ nlohmann::ordered_json RunBreakdown::json() const {
   j["staging_seconds"] = staging;
   j["writer_wait_seconds"] = writer_wait;
   j["writer_busy_seconds"] = writer_busy;
+  j["host_queuing_steps_seconds"] = host_queuing;
+  j["host_agreeing_to_stop_seconds"] = host_agreeing;
   j["bytes_written"] = bytes_written;
   j["snapshots"] = snapshots;
   j["checkpoints"] = checkpoints;

@@ -21,6 +21,10 @@ struct RunBreakdown {
   double staging = 0;             // staging output: copies issued (GPU) or made (CPU)
   double writer_wait = 0;         // the loop waited for a free output slot
   double writer_busy = 0;         // the output thread writing files, behind the steps
+  // Host time of the steady state in queuing the steps (launches, exchanges posted) and, under
+  // several ranks, in agreeing once a step whether to stop: where the GPU idles, these say
+  // whether the host kept it waiting (summary.json only).
+  double host_queuing = 0, host_agreeing = 0;
   double bytes_written = 0;
   int snapshots = 0, checkpoints = 0, slots = 0;
   std::int64_t steps = 0;
