@@ -17,6 +17,16 @@ namespace fs = std::filesystem;
 void ModelState::widen() {
   for (auto& [name, v] : arrays_f32) arrays.emplace_back(std::move(name), std::vector<double>(v.begin(), v.end()));
   arrays_f32.clear();
+  for (const Borrowed& b : borrowed) {
+    if (b.fp64) {
+      const double* d = static_cast<const double*>(b.data);
+      arrays.emplace_back(b.name, std::vector<double>(d, d + b.count));
+    } else {
+      const float* f = static_cast<const float*>(b.data);
+      arrays.emplace_back(b.name, std::vector<double>(f, f + b.count));
+    }
+  }
+  borrowed.clear();
 }
 
 const std::vector<double>& ModelState::array(const std::string& name) const {
@@ -46,6 +56,12 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
   // State arrays: each chunk with a Fletcher32 checksum, so a flipped byte fails the read.
   for (const auto& [name, v] : c.state.arrays) h5.write_checked(state, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
   for (const auto& [name, v] : c.state.arrays_f32) h5.write_checked(state, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, v);
+  for (const ModelState::Borrowed& b : c.state.borrowed) {
+    if (b.fp64)
+      h5.write_checked(state, b.name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, static_cast<const double*>(b.data), b.count);
+    else
+      h5.write_checked(state, b.name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, static_cast<const float*>(b.data), b.count);
+  }
   // The restart record.
   const RestartRecord& r = c.record;
   h5.numeric_attr<std::int64_t>(root, "last_snapshot_step", H5T_STD_I64LE, H5T_NATIVE_INT64, {r.last_snapshot_step});

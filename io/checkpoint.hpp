@@ -26,7 +26,16 @@ struct ModelState {
   // Arrays of an fp32 run, kept and written in their own precision (half the bytes of doubles);
   // a checkpoint reads every array back into `arrays` (exact: each float is a double).
   std::vector<std::pair<std::string, std::vector<float>>> arrays_f32;
-  // arrays_f32 moved into arrays as doubles (what restarts and tests read).
+  // Arrays held elsewhere (a staged output's host buffers), written as they are, without a copy:
+  // the memory must outlive the write. Read back into `arrays` like the others.
+  struct Borrowed {
+    std::string name;
+    const void* data = nullptr;
+    std::size_t count = 0;
+    bool fp64 = false;
+  };
+  std::vector<Borrowed> borrowed;
+  // arrays_f32 and borrowed copied into arrays as doubles (what restarts and tests read).
   void widen();
   std::vector<std::pair<std::string, double>> scalars;
   const std::vector<double>& array(const std::string& name) const;  // throws Error if missing

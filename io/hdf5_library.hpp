@@ -286,9 +286,14 @@ class Hdf5Calls {
   // read instead of passing as a value. (An empty array cannot be chunked; it holds no data.)
   template <class T>
   void write_checked(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
+    write_checked(loc, name, filetype, memtype, v.data(), v.size());
+  }
+  template <class T>
+  void write_checked(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const T* data,
+                     std::size_t count) const {
     constexpr hsize_t kChunk = hsize_t(1) << 20;  // elements per chunk, each with its checksum
     const std::string what = "cannot write array " + name;
-    const hsize_t n = v.size();
+    const hsize_t n = count;
     Hdf5Handle space(hdf5_check(H5Screate_simple(1, &n, nullptr), file, what), H5Sclose);
     Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, what), H5Pclose);
     if (n > 0) {
@@ -302,9 +307,9 @@ class Hdf5Calls {
       const htri_t same = H5Tequal(filetype, memtype);
       if (same < 0) hdf5_fail(file, what);
       if (same > 0)
-        write_checksummed_chunks(d, v.data(), n, std::min(n, kChunk), what);
+        write_checksummed_chunks(d, data, n, std::min(n, kChunk), what);
       else  // a conversion on the way: HDF5 converts, then filters
-        hdf5_check_status(H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), file, what);
+        hdf5_check_status(H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, what);
     }
     hdf5_check_status(d.close(), file, what);  // writes the chunks still cached
   }

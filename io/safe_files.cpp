@@ -60,6 +60,13 @@ void sync_file(const std::string& path) {
   if (synced != 0) throw Error(path + ": flush failed: " + why(e));
 }
 
+void start_writeback(const std::string& path) noexcept {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  ::close(fd);
+}
+
 void publish(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
     const int e = errno;

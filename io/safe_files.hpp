@@ -26,6 +26,11 @@ std::string fresh_temporary_name(const std::string& path);
 // Flushes the file at `path` to disk (before the rename that publishes it).
 void sync_file(const std::string& path);
 
+// Starts writing the file's dirty pages to the disk and returns at once (Linux
+// sync_file_range): the disk works on a step file while the writer builds the checkpoint, whose
+// fsync then finds less left to write. Best effort: durability comes from the fsyncs.
+void start_writeback(const std::string& path) noexcept;
+
 // Renames from over to (both in the same directory): a link at `to` is replaced, not followed.
 void publish(const std::string& from, const std::string& to);
 

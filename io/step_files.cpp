@@ -91,6 +91,7 @@ void StepFileWriter::close(const StepFileRecord& record) {
     drop();
     throw;
   }
+  start_writeback(p);
   step_ = -1;
 }
 

@@ -115,14 +115,10 @@ struct StagedFields final : StagedOutput {
   }
   ModelState state() const override {
     ModelState st;
-    // In the run's precision: an fp32 checkpoint holds floats (half the bytes to write).
-    for (std::size_t f = 0; f < buffers.size(); ++f) {
-      const std::string name = "field" + std::to_string(f);
-      if (fp64)
-        st.arrays.emplace_back(name, std::vector<double>(buffers[f].as<double>(), buffers[f].as<double>() + points));
-      else
-        st.arrays_f32.emplace_back(name, std::vector<float>(buffers[f].as<float>(), buffers[f].as<float>() + points));
-    }
+    // In the run's precision (an fp32 checkpoint holds floats: half the bytes to write), written
+    // from the staging buffers, which live as long as this output.
+    for (std::size_t f = 0; f < buffers.size(); ++f)
+      st.borrowed.push_back({"field" + std::to_string(f), buffers[f].data(), points, fp64});
     st.scalars = scalars;
     return st;
   }
