@@ -25,6 +25,9 @@ struct NbodyDiagnostics {
   double kinetic = 0, potential = 0;
   Vec3<double> momentum{0, 0, 0}, angular_momentum{0, 0, 0};
   double mass = 0;
+  // The first owned body (its index among all n) whose velocity, position or acceleration holds
+  // a non-finite value, found in the same reduction; -1: none.
+  std::int64_t first_non_finite_velocity = -1, first_non_finite_position = -1, first_non_finite_acceleration = -1;
 };
 
 // The bodies split among the ranks of a run (base/comm.hpp): rank r owns bodies first[r] ..
@@ -80,7 +83,9 @@ class NbodyEngine {
   // pairs), reduced where the data is (a few scalars come back). The potential is
   // the last compute_forces(true)'s when no drift or upload came after it; otherwise it is summed
   // now by a potential-only pass of the same arithmetic, and the accelerations are left alone.
-  virtual NbodyDiagnostics diagnostics() = 0;
+  // with_potential = false (the non-finite check of a step without diagnostics): no such pass,
+  // and the potential returned is meaningless.
+  virtual NbodyDiagnostics diagnostics(bool with_potential = true) = 0;
   // Kernel records completed since the last call, with their elapsed times (waits for them).
   // Kernel records since the last call, in launch order. wait = false returns only those whose
   // device work has finished (no synchronisation: the host may run steps ahead of the GPU).

@@ -130,6 +130,7 @@ class NbodyModel final : public Model {
   // is the step being made. A step observed for another reason (a stop signal) gets the potential
   // from a separate pass in diagnostics().
   void step(double dt) override {
+    checked_.reset();
     const std::int64_t s = telemetry_step();
     const bool observed = (diagnostics_every_ > 0 && s % diagnostics_every_ == 0) || s == steps_;
     engine_->kick(0.5 * dt);
@@ -142,6 +143,7 @@ class NbodyModel final : public Model {
   // The owned bodies' sums, added over the ranks (one rank: as they are).
   NbodyDiagnostics diagnostics() {
     NbodyDiagnostics d = engine_->diagnostics();
+    checked_ = d;  // this state's non-finite check too (find_non_finite), until it changes
     if (comm::size() == 1) return d;
     double v[9] = {d.kinetic,
                    d.potential,
@@ -230,6 +232,7 @@ class NbodyModel final : public Model {
   std::vector<KernelRecord> take_records(bool wait) override { return engine_->take_records(wait); }
 
   void load_state(const ModelState& s) override {
+    checked_.reset();
     const std::size_t n = std::size_t(n_);
     const std::string vec = "3 per body, " + std::to_string(n_) + " bodies", one = std::to_string(n_) + " bodies";
     const auto& pos = checked_state_array(s, "position", 3 * n, vec);
@@ -261,13 +264,12 @@ class NbodyModel final : public Model {
   // Collective under several ranks: each rank looks at its own bodies (the positions of the
   // others are copies of theirs), and the first bad index of each array is the least over the
   // ranks.
+  // The first bad indices come from the engine's diagnostics reduction (on the GPU with CUDA: a
+  // few scalars back, no download): the diagnostics' own on a diagnostics step, else a
+  // reduction without the potential.
   std::vector<NonFinite> find_non_finite() override {
-    const Bodies b = engine_->download();
-    const int lo = part_.lo(), hi = part_.hi(n_);
-    auto first_bad = [&](const std::vector<Vec3<double>>& v) -> std::int64_t {
-      std::int64_t at = -1;
-      for (int i = lo; i < hi && at < 0; ++i)
-        if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z)) at = i;
+    const NbodyDiagnostics d = checked_ ? *checked_ : engine_->diagnostics(false);
+    auto first_bad = [&](std::int64_t at) -> std::int64_t {
       if (comm::size() == 1) return at;
       const std::int64_t none = std::numeric_limits<std::int64_t>::max();
       const std::int64_t first = comm::min(at < 0 ? none : at);
@@ -275,14 +277,16 @@ class NbodyModel final : public Model {
     };
     std::vector<NonFinite> out;
     // In the order a step writes them: kick, drift, forces.
-    if (const auto i = first_bad(b.vel); i >= 0) out.push_back({"velocity", "nbody_kick", i});
-    if (const auto i = first_bad(b.pos); i >= 0) out.push_back({"position", "nbody_drift", i});
-    if (const auto i = first_bad(b.acc); i >= 0) out.push_back({"acceleration", "nbody_forces", i});
+    if (const auto i = first_bad(d.first_non_finite_velocity); i >= 0) out.push_back({"velocity", "nbody_kick", i});
+    if (const auto i = first_bad(d.first_non_finite_position); i >= 0) out.push_back({"position", "nbody_drift", i});
+    if (const auto i = first_bad(d.first_non_finite_acceleration); i >= 0)
+      out.push_back({"acceleration", "nbody_forces", i});
     return out;
   }
 
   // A velocity: only its owner changes it (the other ranks' copies of it are never read).
   void inject_nan(std::int64_t index) override {
+    checked_.reset();
     const int i = int(index % n_);
     if (i < part_.lo() || i >= part_.hi(n_)) return;
     Bodies b = engine_->download();
@@ -296,7 +300,8 @@ class NbodyModel final : public Model {
  private:
   Strategy strategy_;
   int n_ = 0;
-  BodyPartition part_;  // the bodies this rank owns
+  BodyPartition part_;                       // the bodies this rank owns
+  std::optional<NbodyDiagnostics> checked_;  // this rank's diagnostics of the current state, if made
   std::string ic_;
   std::unique_ptr<NbodyEngine> engine_;
   bool have_e0_ = false;

@@ -161,10 +161,10 @@ class CpuNbodyEngine final : public NbodyEngine {
   // the same arithmetic first. The O(N) sums (nbody_diagnostics) run on one thread in body order,
   // each compensated (Neumaier), so they are the same for any thread count and lose no digits
   // that fp64 runs need (a plain sum of 2^20 terms can be off by up to 2^20 x 1.1e-16 = 1e-10).
-  NbodyDiagnostics diagnostics() override {
+  NbodyDiagnostics diagnostics(bool with_potential) override {
     const View v = store_.view();
     const int n = v.n, owned = hi_ - lo_;
-    if (!potential_current_) {
+    if (with_potential && !potential_current_) {
       const auto t0 = clock::now();
       pairs_with_potential<false>(v, T(force_eps2(params_.softening)), T(params_.G));
       const double pairs = double(owned) * (n - 1);  // each pair twice, once for each body
@@ -173,8 +173,13 @@ class CpuNbodyEngine final : public NbodyEngine {
     }
     const auto t0 = clock::now();
     CompensatedSum kin, pot, mass, px, py, pz, lx, ly, lz;
+    NbodyDiagnostics d;
+    auto finite = [](const auto& a) { return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z); };
     for (int i = lo_; i < hi_; ++i) {
       const auto p = v.pos(i), u = v.vel(i);
+      if (d.first_non_finite_velocity < 0 && !finite(u)) d.first_non_finite_velocity = i;
+      if (d.first_non_finite_position < 0 && !finite(p)) d.first_non_finite_position = i;
+      if (d.first_non_finite_acceleration < 0 && !finite(v.acc(i))) d.first_non_finite_acceleration = i;
       const Vec3<double> x{p.x, p.y, p.z}, w{u.x, u.y, u.z};
       const double m = v.mass(i);
       kin.add(0.5 * m * dot(w, w));
@@ -184,7 +189,6 @@ class CpuNbodyEngine final : public NbodyEngine {
       const Vec3<double> l = cross(x, w);
       lx.add(m * l.x), ly.add(m * l.y), lz.add(m * l.z);
     }
-    NbodyDiagnostics d;
     d.kinetic = kin.value();
     d.potential = params_.G * pot.value();
     d.mass = mass.value();

@@ -188,8 +188,8 @@ class CudaNbodyEngine final : public NbodyEngine {
   // The potential of the last compute_forces(true) when the positions have not moved since (the
   // model asks for it on diagnostics steps); otherwise a potential-only pass, the same arithmetic
   // and the same pairs per body, so the same psi bit for bit (launch_nbody_forces).
-  NbodyDiagnostics diagnostics() override {
-    if (!potential_current_) force_pass(cuda::ForcePass::Potential);
+  NbodyDiagnostics diagnostics(bool with_potential) override {
+    if (with_potential && !potential_current_) force_pass(cuda::ForcePass::Potential);
     KernelRecord& r = timer_.begin("nbody_diagnostics", strategy_);
     cuda::launch_nbody_diagnostics(dview_, psi_.as<double>(), scratch_.data(), scratch_bytes_, stream_, r, lo_, hi_);
     timer_.end();

@@ -36,28 +36,55 @@ __global__ void __launch_bounds__(kStreamBlock)
 
 int stream_grid(int n) { return (n + kStreamBlock - 1) / kStreamBlock; }
 
-// Per-body contributions; summed by CUB in double (a tree: rounding grows as log n, not n).
+// Per-body contributions; summed by CUB in double (a tree: rounding grows as log n, not n). The
+// non-finite check rides along: the smallest index whose velocity, position or acceleration is
+// not finite (kNoBody: none; indices are exact in a double).
+constexpr double kNoBody = 1e308;
 struct DiagSums {
   double ke, pe, px, py, pz, lx, ly, lz, m;
+  double bad_v, bad_x, bad_a;
 };
 
 struct DiagSumOp {
   TIERSIM_HD DiagSums operator()(const DiagSums& a, const DiagSums& b) const {
-    return {a.ke + b.ke, a.pe + b.pe, a.px + b.px, a.py + b.py, a.pz + b.pz,
-            a.lx + b.lx, a.ly + b.ly, a.lz + b.lz, a.m + b.m};
+    return {a.ke + b.ke,
+            a.pe + b.pe,
+            a.px + b.px,
+            a.py + b.py,
+            a.pz + b.pz,
+            a.lx + b.lx,
+            a.ly + b.ly,
+            a.lz + b.lz,
+            a.m + b.m,
+            fmin(a.bad_v, b.bad_v),
+            fmin(a.bad_x, b.bad_x),
+            fmin(a.bad_a, b.bad_a)};
   }
 };
+constexpr DiagSums kDiagZero{0, 0, 0, 0, 0, 0, 0, 0, 0, kNoBody, kNoBody, kNoBody};
 
 template <class View>
 struct DiagOfBody {
   View v;
   const double* psi;  // each pair's potential once (launch_nbody_forces): W = G sum_i m_i psi_i
   TIERSIM_HD DiagSums operator()(int i) const {
-    const auto p = v.pos(i), u = v.vel(i);
+    const auto p = v.pos(i), u = v.vel(i), a = v.acc(i);
     const double m = double(v.mass(i));
     const Vec3<double> r{double(p.x), double(p.y), double(p.z)}, w{double(u.x), double(u.y), double(u.z)};
     const Vec3<double> l = cross(r, w);
-    return {0.5 * m * dot(w, w), m * psi[i], m * w.x, m * w.y, m * w.z, m * l.x, m * l.y, m * l.z, m};
+    auto bad = [i](const auto& q) { return isfinite(q.x) && isfinite(q.y) && isfinite(q.z) ? kNoBody : double(i); };
+    return {0.5 * m * dot(w, w),
+            m * psi[i],
+            m * w.x,
+            m * w.y,
+            m * w.z,
+            m * l.x,
+            m * l.y,
+            m * l.z,
+            m,
+            bad(u),
+            bad(p),
+            bad(a)};
   }
 };
 
@@ -110,7 +137,7 @@ std::size_t nbody_diagnostics_scratch_bytes(int count) {
   std::size_t temp = 0;
   DiagIter<View> in(thrust::counting_iterator<int>(0), DiagOfBody<View>{View{}, nullptr});
   TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, temp, in, static_cast<DiagSums*>(nullptr),
-                                               count > 0 ? count : 1, DiagSumOp{}, DiagSums{}),
+                                               count > 0 ? count : 1, DiagSumOp{}, kDiagZero),
                      "sizing the diagnostics reduction, n=" + std::to_string(count));
   return align_up(sizeof(DiagSums), 256) + temp;
 }
@@ -122,20 +149,22 @@ void launch_nbody_diagnostics(const View& v, const double* psi, void* scratch, s
   auto* result = static_cast<DiagSums*>(scratch);
   const int count = hi > lo ? hi - lo : 0;
   if (count == 0) {
-    TIERSIM_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(DiagSums), stream), "diagnostics of no bodies");
+    TIERSIM_CUDA_CHECK(cudaMemcpyAsync(result, &kDiagZero, sizeof(DiagSums), cudaMemcpyHostToDevice, stream),
+                       "diagnostics of no bodies");
   } else {
     void* temp = static_cast<char*>(scratch) + align_up(sizeof(DiagSums), 256);
     std::size_t temp_bytes = scratch_bytes - align_up(sizeof(DiagSums), 256);
     DiagIter<View> in(thrust::counting_iterator<int>(lo), DiagOfBody<View>{v, psi});
-    TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, count, DiagSumOp{}, DiagSums{}, stream),
+    TIERSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp, temp_bytes, in, result, count, DiagSumOp{}, kDiagZero, stream),
                        "diagnostics reduction, n=" + std::to_string(count));
   }
-  // Each body's position, velocity, mass and psi read once. Flops per body: kinetic energy 7,
-  // potential 2, momentum 6, angular momentum 15 (a cross product, 9, then m l summed, 6), mass 1.
+  // Each body's position, velocity, acceleration (the non-finite check), mass and psi read once.
+  // Flops per body: kinetic energy 7, potential 2, momentum 6, angular momentum 15 (a cross
+  // product, 9, then m l summed, 6), mass 1.
   const double n = count;
   rec.kernel = "nbody_diagnostics";
-  rec.bytes_compulsory = n * (7.0 * sizeof(T) + sizeof(double));
-  rec.bytes_modelled = n * (View::moved_bytes(field_mask(kX, 7)) + sizeof(double));
+  rec.bytes_compulsory = n * (10.0 * sizeof(T) + sizeof(double));
+  rec.bytes_modelled = n * (View::moved_bytes(field_mask(kX, 10)) + sizeof(double));
   rec.flops = 31.0 * n;
   rec.work = n;
   rec.work_unit = "bodies";
@@ -151,6 +180,10 @@ NbodyDiagnostics fetch_nbody_diagnostics(const void* scratch, double G, cudaStre
   out.momentum = {h.px, h.py, h.pz};
   out.angular_momentum = {h.lx, h.ly, h.lz};
   out.mass = h.m;
+  auto index = [](double b) { return b == kNoBody ? std::int64_t(-1) : std::int64_t(b); };
+  out.first_non_finite_velocity = index(h.bad_v);
+  out.first_non_finite_position = index(h.bad_x);
+  out.first_non_finite_acceleration = index(h.bad_a);
   return out;
 }
 

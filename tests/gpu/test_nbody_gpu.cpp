@@ -422,6 +422,52 @@ TEST_P(NbodyStepsGpu, KickAndDriftMatchCpu) {
   EXPECT_LT(max_x, tol);
 }
 
+// The non-finite check on the device (the diagnostics reduction): the first owned body whose
+// velocity, position or acceleration is not finite, in every layout and precision, against the
+// CPU engine on the same bodies; none on clean bodies; a partition's range only.
+TEST_P(NbodyStepsGpu, DiagnosticsFindTheFirstNonFiniteBodyAsTheCpuDoes) {
+  SKIP_WITHOUT_GPU();
+  const auto [layout, precision] = GetParam();
+  const int n = 100003;
+  const unsigned seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Bodies b = random_bodies(n, precision, seed);
+  for (auto& a : b.acc) a = {0.5, -0.25, 1.0};
+  Strategy cs = strategy(layout, precision, Tiling::Shared);
+  cs.backend = Backend::Cpu;
+  auto eng = make_nbody_cuda(strategy(layout, precision, Tiling::Shared), n, {}, {});
+  eng->upload(b);
+  NbodyDiagnostics d = eng->diagnostics(false);
+  EXPECT_EQ(d.first_non_finite_velocity, -1);
+  EXPECT_EQ(d.first_non_finite_position, -1);
+  EXPECT_EQ(d.first_non_finite_acceleration, -1);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> body(0, n - 1);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 3; ++k) b.vel[std::size_t(body(rng))].y = kNaN, b.pos[std::size_t(body(rng))].z = -inf;
+  b.acc[std::size_t(n - 1)].x = inf, b.acc[std::size_t(body(rng))].z = kNaN;
+  eng->upload(b);
+  auto cpu = make_nbody_cpu(cs, n, {});
+  cpu->upload(b);
+  d = eng->diagnostics(false);
+  const NbodyDiagnostics c = cpu->diagnostics(false);
+  EXPECT_GE(d.first_non_finite_velocity, 0);
+  EXPECT_EQ(d.first_non_finite_velocity, c.first_non_finite_velocity);
+  EXPECT_EQ(d.first_non_finite_position, c.first_non_finite_position);
+  EXPECT_EQ(d.first_non_finite_acceleration, c.first_non_finite_acceleration);
+  const BodyPartition part = BodyPartition::even(n, 3, 2);
+  auto r = make_nbody_cuda(strategy(layout, precision, Tiling::Shared), n, {}, {}, part);
+  auto rc = make_nbody_cpu(cs, n, {}, part);
+  r->upload(b);
+  rc->upload(b);
+  d = r->diagnostics(false);
+  const NbodyDiagnostics rcd = rc->diagnostics(false);
+  EXPECT_EQ(d.first_non_finite_velocity, rcd.first_non_finite_velocity);
+  EXPECT_EQ(d.first_non_finite_position, rcd.first_non_finite_position);
+  EXPECT_EQ(d.first_non_finite_acceleration, rcd.first_non_finite_acceleration);
+  EXPECT_GE(d.first_non_finite_acceleration, part.lo());
+}
+
 INSTANTIATE_TEST_SUITE_P(AllLayouts, NbodyStepsGpu,
                          ::testing::Combine(::testing::ValuesIn(kLayouts),
                                             ::testing::Values(Precision::Fp32, Precision::Fp64)),

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <tuple>
 
@@ -460,3 +461,37 @@ TEST_P(NbodyCpuPrecisions, DiagnosticsDoNotDependOnTheThreadCount) {
 }
 
 }  // namespace
+
+// The non-finite check rides on the diagnostics reduction: the first owned body whose velocity,
+// position or acceleration holds NaN or an infinity, -1 where none; bodies a rank does not own
+// are not looked at; with_potential = false makes no potential pass.
+TEST(NbodyCpu, DiagnosticsFindTheFirstNonFiniteBodyOfEachArray) {
+  const int n = 300;
+  Bodies b = make_plummer(n, 1.0, 1.0, 1.0, 17);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  Strategy s;
+  s.backend = Backend::Cpu;
+  auto e = make_nbody_cpu(s, n, {1.0, 0.05});
+  e->upload(b);
+  e->compute_forces();
+  NbodyDiagnostics d = e->diagnostics(false);
+  EXPECT_EQ(d.first_non_finite_velocity, -1);
+  EXPECT_EQ(d.first_non_finite_position, -1);
+  EXPECT_EQ(d.first_non_finite_acceleration, -1);
+  b.vel[211].y = nan, b.vel[40].z = -inf, b.pos[7].x = inf, b.acc[299].z = nan;
+  e->upload(b);  // the accelerations as uploaded (no force pass after it)
+  d = e->diagnostics(false);
+  EXPECT_EQ(d.first_non_finite_velocity, 40);
+  EXPECT_EQ(d.first_non_finite_position, 7);
+  EXPECT_EQ(d.first_non_finite_acceleration, 299);
+  // A rank owning bodies 64.. only: body 7's position is another rank's to report.
+  const BodyPartition part = BodyPartition::even(n, 2, 1);
+  ASSERT_GT(part.lo(), 40);
+  auto r = make_nbody_cpu(s, n, {1.0, 0.05}, part);
+  b.vel[std::size_t(part.lo()) + 3].x = nan;
+  r->upload(b);
+  d = r->diagnostics(false);
+  EXPECT_EQ(d.first_non_finite_velocity, part.lo() + 3);
+  EXPECT_EQ(d.first_non_finite_position, -1);
+  EXPECT_EQ(d.first_non_finite_acceleration, 299);
+}
