@@ -198,7 +198,9 @@ class CpuNbodyEngine final : public NbodyEngine {
     // mass 1, momentum 6, angular momentum 15 (a cross product, 9, then m l summed, 6), its share
     // of the potential 3: 32 (the compensation's own operations not counted).
     const double bytes = owned * (7.0 * sizeof(T) + sizeof(double));
-    record("nbody_diagnostics", t0, bytes, bytes, 32.0 * owned, owned, "bodies");
+    // Without the potential: the same pass, read for the non-finite check only.
+    record(with_potential ? "nbody_diagnostics" : "nbody_finite_check", t0, bytes, bytes, 32.0 * owned, owned,
+           "bodies");
     return d;
   }
 

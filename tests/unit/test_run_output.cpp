@@ -114,8 +114,9 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
   // initial force evaluation at step 0, plus the diagnostics at their cadence, each on its own
   // step: 0, 2, 4, 6, 8, 10. On those steps the force pass also sums the potential
   // (nbody_forces_potential), which the diagnostics (nbody_diagnostics) then read: no separate
-  // potential pass (nbody_potential). And one write_output row (the output thread's file writes)
-  // per snapshot: 0, 5, 10.
+  // potential pass (nbody_potential). The snapshot at step 5, between diagnostics, has its
+  // non-finite check from the same reduction without the potential (nbody_finite_check). And one
+  // write_output row (the output thread's file writes) per snapshot: 0, 5, 10.
   std::ifstream tel(o.out_dir + "/telemetry.csv");
   std::string line;
   int rows = -1;
@@ -129,12 +130,13 @@ TEST(RunOutput, WritesH5mdXdmfTelemetryAndEffectiveCase) {
     if (kernel == "nbody_diagnostics") diagnostics_steps.push_back(std::stoll(line.substr(0, c1)));
     if (kernel == "nbody_forces_potential") fused_steps.push_back(std::stoll(line.substr(0, c1)));
   }
-  EXPECT_EQ(rows, 50);
+  EXPECT_EQ(rows, 51);
   EXPECT_EQ(per_kernel, (std::map<std::string, int>{{"nbody_forces", 5},
                                                     {"nbody_forces_potential", 6},
                                                     {"nbody_kick", 20},
                                                     {"nbody_drift", 10},
                                                     {"nbody_diagnostics", 6},
+                                                    {"nbody_finite_check", 1},
                                                     {"write_output", 3}}));
   EXPECT_EQ(diagnostics_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(fused_steps, (std::vector<long long>{0, 2, 4, 6, 8, 10}));
