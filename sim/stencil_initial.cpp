@@ -14,23 +14,28 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// The grid the fields are sampled on: point i of axis a sits at i * h[a].
+// The grid the fields are sampled on: point i of axis a sits at i * h[a]. Planes [k0, k0 + nk)
+// of it are sampled (a rank's slab; all of them by default); at() is x fastest, then y, then z.
 struct Grid {
   const StencilProblem& p;
+  int k0 = 0, nk = p.nz;
   double coord(int a, int i) const { return i * p.h[a]; }
   int n(int a) const { return a == 0 ? p.nx : a == 1 ? p.ny : p.nz; }
   double extent(int a) const { return n(a) * p.h[a]; }
   std::size_t at(int i, int j, int k) const { return (std::size_t(k) * p.ny + j) * p.nx + i; }
+  std::size_t points() const { return std::size_t(p.nx) * std::size_t(p.ny) * std::size_t(nk); }
+  Grid whole() const { return Grid{p}; }
 
   // In parallel (OpenMP): each point is f of its coordinates alone, so the values are those of a
-  // serial loop, and a 1024^3 grid is sampled in a fraction of a second instead of many seconds.
+  // serial loop (and of the whole grid's, plane for plane), and a 1024^3 grid is sampled in a
+  // fraction of a second instead of many seconds.
   template <class F>
   std::vector<double> sample(F&& f) const {
-    std::vector<double> v(std::size_t(p.points()));
+    std::vector<double> v(points());
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < p.nz; ++k)
+    for (int k = 0; k < nk; ++k)
       for (int j = 0; j < p.ny; ++j)
-        for (int i = 0; i < p.nx; ++i) v[at(i, j, k)] = f(coord(0, i), coord(1, j), coord(2, k));
+        for (int i = 0; i < p.nx; ++i) v[at(i, j, k)] = f(coord(0, i), coord(1, j), coord(2, k0 + k));
     return v;
   }
 
@@ -92,7 +97,7 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
   const double speed = p.constants<equations::Wave>().speed;
   const std::string init = c.get_string("wave.initial");
   if (init == "source") {  // at rest, zero, driven by a Ricker point source
-    const std::vector<double> zero(std::size_t(p.points()), 0.0);
+    const std::vector<double> zero(g.points(), 0.0);
     PointSource s;
     const double fr[3] = {c.get_float("wave.source_x"), c.get_float("wave.source_y"), c.get_float("wave.source_z")};
     for (int a = 0; a < 3; ++a) s.at[a] = std::min(g.n(a) - 1, int(fr[a] * g.n(a)));
@@ -103,9 +108,11 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
   }
   if (init == "pulse") {
     // At rest at t = 0: u(-dt) = u + (c dt)^2 / 2 lap u (Taylor, u_t = 0, u_tt = c^2 lap u). Leaving
-    // u(-dt) = u would put the rest at t = -dt/2: an error of first order in dt.
-    std::vector<double> u = g.gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
-    const std::vector<double> lap = g.laplacian_of(u);
+    // u(-dt) = u would put the rest at t = -dt/2: an error of first order in dt. The Laplacian
+    // needs the neighbours: the whole grid (initial_state takes the slab).
+    const Grid w = g.whole();
+    std::vector<double> u = w.gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
+    const std::vector<double> lap = w.laplacian_of(u);
     std::vector<double> prev(u.size());
     const double half_c2dt2 = 0.5 * speed * speed * dt * dt;
     for (std::size_t q = 0; q < u.size(); ++q) prev[q] = u[q] + half_c2dt2 * lap[q];
@@ -176,12 +183,25 @@ InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double)
 
 }  // namespace
 
-InitialState initial_state(const Case& c, const StencilProblem& p, double dt) {
-  const Grid g{p};
+InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0, int nz) {
+  if (nz < 0) z0 = 0, nz = p.nz;
+  if (z0 < 0 || z0 + nz > p.nz) throw Error("initial conditions: planes outside the grid");
+  const Grid g{p, z0, nz};
   InitialState s = with_equation(p.equation, [&](auto eq) { return initial(eq, c, g, dt); });
   if (int(s.fields.size()) != stencil_field_count(p.equation))
     throw Error(std::string("initial conditions of ") + name(p.equation) + ": " + std::to_string(s.fields.size()) +
                 " arrays for a state of " + std::to_string(stencil_field_count(p.equation)));
+  // What could only be made on the whole grid (random values drawn in order, a Laplacian) is cut
+  // to the planes asked for: contiguous, x fastest, then y, then z.
+  const std::size_t plane = std::size_t(p.nx) * std::size_t(p.ny);
+  for (auto& f : s.fields) {
+    if (f.size() == g.points()) continue;
+    if (f.size() != std::size_t(p.points()))
+      throw Error(std::string("initial conditions of ") + name(p.equation) + ": an array of " +
+                  std::to_string(f.size()) + " values");
+    f = std::vector<double>(f.begin() + std::ptrdiff_t(plane * std::size_t(z0)),
+                            f.begin() + std::ptrdiff_t(plane * std::size_t(z0 + nz)));
+  }
   return s;
 }
 

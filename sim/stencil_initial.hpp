@@ -22,8 +22,11 @@ struct InitialState {
   std::optional<PointSource> source;
 };
 
-// The state at t = 0 of the case's equation on p's grid; dt: the run's time step (a second-order
-// scheme needs u(-dt)).
-InitialState initial_state(const Case& c, const StencilProblem& p, double dt);
+// The state at t = 0 of the case's equation on p's grid, planes [z0, z0 + nz) of it (a rank's
+// slab; nz < 0: the whole grid), the same values as the whole grid's there. Where each point is a
+// function of its coordinates only those planes are made (start-up and memory grow with the
+// slab, not the grid); random values and the wave pulse's u(-dt) are made on the whole grid and
+// cut. dt: the run's time step (a second-order scheme needs u(-dt)).
+InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0 = 0, int nz = -1);
 
 }  // namespace tiersim

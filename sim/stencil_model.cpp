@@ -164,8 +164,9 @@ class StencilModel final : public Model {
     StencilTuning tuning;
     tuning.temporal_steps = int(c.get_int("stencil.temporal_steps"));
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_, tuning) : make_stencil_cpu(s_, p_);
-    InitialState init = initial_state(c, g_, dt_);
-    for (int f = 0; f < kStateFields; ++f) upload_slab(f, init.fields[std::size_t(f)]);
+    // This rank's planes only (the same values as the whole grid's there).
+    InitialState init = initial_state(c, g_, dt_, p_.z0, p_.nz);
+    for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
     source_ = init.source;
     // Once the run can start (an error before it stays the one line `main` prints).
     if (!forced_.empty())

@@ -13,6 +13,7 @@
 #include "kernels/stencil_engine.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
+#include "sim/stencil_initial.hpp"
 
 using namespace tiersim;
 
@@ -972,4 +973,41 @@ TEST(StencilModel, ObservablesPerEquation) {
   EXPECT_GT(o[0].second, 0);
   m->step(1e-5);
   EXPECT_NEAR(m->conservation(m->observe()).second, 0.0, 1e-5);  // fp32 field
+}
+
+// A rank's slab of the initial state holds the whole grid's values plane for plane, whether it
+// was sampled on the slab alone (heat, the wave's source and standing modes, Allen-Cahn's slab)
+// or made on the whole grid and cut (random values, the wave pulse's u(-dt)).
+TEST(StencilInitial, SlabsHoldTheWholeGridsValuesPlaneForPlane) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"heat", ""},
+      {"wave", "[wave]\ninitial = \"source\"\n"},
+      {"wave", "[wave]\ninitial = \"pulse\"\n"},
+      {"wave", "[wave]\ninitial = \"standing\"\n"},
+      {"gray-scott", "[gray_scott]\nseed = \"cubes\"\nseed_count = 5\n"},
+      {"gray-scott", "[gray_scott]\nseed = \"noise\"\n"},
+      {"allen-cahn", "[allen_cahn]\ninitial = \"slab\"\n"},
+      {"allen-cahn", ""}};
+  for (const auto& [equation, keys] : cases) {
+    const Case c = Case::parse(
+        "[run]\nmodel = \"stencil\"\ndt = 1e-4\n[stencil]\nequation = \"" + equation + "\"\n" + keys, "initial.toml");
+    StencilProblem p;
+    p.equation = parse_equation(equation);
+    p.nx = 9, p.ny = 7, p.nz = 13, p.radius = 2;
+    p.h[0] = p.h[1] = p.h[2] = 1.0 / 9;
+    const InitialState whole = initial_state(c, p, 1e-4);
+    const std::size_t plane = 9 * 7;
+    for (const auto& [z0, nz] : std::vector<std::pair<int, int>>{{0, 4}, {4, 5}, {9, 4}, {0, 13}}) {
+      const InitialState slab = initial_state(c, p, 1e-4, z0, nz);
+      ASSERT_EQ(slab.fields.size(), whole.fields.size()) << equation << keys;
+      for (std::size_t f = 0; f < whole.fields.size(); ++f) {
+        const std::vector<double> want(whole.fields[f].begin() + std::ptrdiff_t(plane * std::size_t(z0)),
+                                       whole.fields[f].begin() + std::ptrdiff_t(plane * std::size_t(z0 + nz)));
+        EXPECT_TRUE(slab.fields[f] == want) << equation << " " << keys << " field " << f << " planes " << z0;
+      }
+    }
+  }
+  EXPECT_THROW(
+      initial_state(Case::parse("[run]\nmodel = \"stencil\"\ndt = 1e-4\n", "x.toml"), StencilProblem{}, 1e-4, 3, 100),
+      Error);
 }
