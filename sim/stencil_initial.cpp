@@ -183,6 +183,19 @@ InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double)
 
 }  // namespace
 
+bool initial_state_needs_whole_grid(const Case& c, Equation equation) {
+  switch (equation) {
+    case Equation::Wave:
+      return c.get_string("wave.initial") == "pulse";
+    case Equation::GrayScott:
+      return true;
+    case Equation::AllenCahn:
+      return c.get_string("allen_cahn.initial") != "slab";
+    default:
+      return false;
+  }
+}
+
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0, int nz) {
   if (nz < 0) z0 = 0, nz = p.nz;
   if (z0 < 0 || z0 + nz > p.nz) throw Error("initial conditions: planes outside the grid");

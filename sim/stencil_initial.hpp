@@ -29,4 +29,8 @@ struct InitialState {
 // cut. dt: the run's time step (a second-order scheme needs u(-dt)).
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0 = 0, int nz = -1);
 
+// Whether initial_state makes the whole grid even for a slab (random values drawn in order, the
+// wave pulse's Laplacian): what a rank's host memory must hold at start-up.
+bool initial_state_needs_whole_grid(const Case& c, Equation equation);
+
 }  // namespace tiersim
