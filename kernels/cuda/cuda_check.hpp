@@ -23,6 +23,10 @@ namespace tiersim::cuda {
   msg += cudaGetErrorName(err);
   msg += ": ";
   msg += cudaGetErrorString(err);
+  // Reset the error CUDA keeps for cudaGetLastError (it stays only where the context is lost), so
+  // that a caller who goes on after this Error (a benchmark skipping a shape that does not fit)
+  // is not told of it again by the next launch's check.
+  (void)cudaGetLastError();
   throw Error(msg);
 }
 

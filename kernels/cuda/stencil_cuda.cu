@@ -72,6 +72,7 @@ class StencilCuda final : public StencilEngine {
     const DeviceInfo d = query_device();
     if (!d.usable) throw Error("--backend cuda: " + d.why_not);
     sm_count_ = d.sm_count;
+    l2_bytes_ = d.l2_bytes;
     cc_major_ = d.cc_major;
     if (temporal_) {
       // A pass of several steps reads planes several halos deep: nothing a one-step exchange gives.
@@ -132,7 +133,7 @@ class StencilCuda final : public StencilEngine {
     TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
                        "stencil field upload");
     ++state_version_;
-    fixed_halos_ready_ = false;  // the upload wrote zeros over that grid's halo
+    fixed_halos_ready_ = x_halos_current_ = false;  // the upload wrote zeros over that grid's halo
   }
 
   std::vector<double> download(int field) override {
@@ -173,17 +174,25 @@ class StencilCuda final : public StencilEngine {
     // still covers the inputs (last step's outputs): their halos are hot too.
     // On a grid split into z slabs the z faces with a neighbour come from it every step
     // (exchange_halos), fixed boundaries too: they are the neighbour's planes, not a value.
+    // Periodic halos under --tiling shared: the update that wrote the inputs wrote their rows' x
+    // halos too (StencilLaunch::images), so the fill does the y and z faces only, unless something
+    // else wrote the grid since (an upload, a temporal pass).
     const bool periodic = p_.boundary == Boundary::Periodic;
+    const bool images = periodic && (temporal_ || s_.tiling == Tiling::Shared) && x_images_fit();
     const int z_sides = p_.local_z_sides();
     if (periodic || !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
       // with a previous level the two grids swap roles, but both levels hold the same value).
-      for (int i = 0; i < grids; ++i)
-        cuda::launch_halo_fill(views_[periodic ? cur_[i] : i], p_.boundary,
-                               T(p_.field_boundary_value(i % kStateFields)), stream_, z_sides);
-      const double hp = double(grids) * halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides);
+      cuda::HaloFill<T> fill;
+      fill.x_faces = !x_halos_current_;
+      for (int i = 0; i < grids; ++i) {
+        fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));
+        if (fill.full() || i == grids - 1) cuda::launch_halo_fill(fill, p_.boundary, stream_, z_sides), fill.count = 0;
+      }
+      const double hp = double(grids) * (halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
+                                         (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
@@ -194,8 +203,10 @@ class StencilCuda final : public StencilEngine {
     l.coeffs = s_.coeffs;
     l.tuning = t_;
     l.sm_count = sm_count_;
+    l.l2_bytes = l2_bytes_;
     l.cc_major = cc_major_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
+    l.images = images;
     l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
@@ -212,6 +223,7 @@ class StencilCuda final : public StencilEngine {
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
     const int r = p_.radius, inner = p_.nz - 2 * r;
+    x_images_written_ = images;  // until a launch says it did not write them
     if (!p_.z_split() && !t_.split_z) {
       update_planes(l, 0, p_.nz, false);
     } else {
@@ -228,6 +240,7 @@ class StencilCuda final : public StencilEngine {
       std::swap(cur_[0], cur_[1]);
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
+    x_halos_current_ = x_images_written_;
   }
 
   // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh); a single
@@ -259,6 +272,7 @@ class StencilCuda final : public StencilEngine {
     r.steps = n;
     cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
+    x_halos_current_ = false;  // a pass writes no halo
     return n;
   }
 
@@ -267,7 +281,9 @@ class StencilCuda final : public StencilEngine {
     // telemetry record (one point: read and written once).
     ++state_version_;
     timer_.begin("stencil_source_cuda", strategy_);
-    cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), stream_);
+    // Where the x halos hold their images (the next fill does not rewrite them), the point's
+    // images get the new value too.
+    cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), x_halos_current_, stream_);
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
   }
 
@@ -374,6 +390,13 @@ class StencilCuda final : public StencilEngine {
            sizeof(StencilCoeffs<T>);
   }
 
+  // Whether the update kernels can write the rows' periodic x halos (cuda::x_images, stencil_tile.cuh):
+  // rows of whole 32-byte sectors, with a sector of padding after each.
+  bool x_images_fit() const {
+    constexpr int W = 32 / int(sizeof(T));
+    return p_.nx % W == 0 && p_.nx + W <= int(spec_.pitch - spec_.xoff);
+  }
+
   // The update of planes [k0, k0 + n): the whole grid (0, nz), the interior of a split step, or
   // one of its z faces (`faces`: the record's kernel name says so). Costs scale with the planes.
   void update_planes(cuda::StencilLaunch<T, Eq> l, int k0, int n, bool faces) {
@@ -383,6 +406,7 @@ class StencilCuda final : public StencilEngine {
     }
     timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
+    x_images_written_ = x_images_written_ && info.x_images;
     KernelRecord& rec = timer_.end();
     rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
     const double share = double(n) / double(p_.nz);
@@ -506,7 +530,10 @@ class StencilCuda final : public StencilEngine {
   GridSpec<T> spec_;
   std::uint64_t id_;
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
+  std::size_t l2_bytes_ = 0;
   bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
+  bool x_halos_current_ = false;    // Boundary::Periodic: the fields' rows' x halos hold their images
+  bool x_images_written_ = false;   // this step's update launches all wrote them
   // Changes of the state (steps, uploads, the source): the statistics of the current one are kept.
   std::uint64_t state_version_ = 1;
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =

@@ -7,8 +7,8 @@
 //   stencil_tiled_fp64.cu     register-prefetch (stencil_prefetch.cuh) and ring/TMA
 //                             (stencil_ring.cuh) kernels; fp64 in its own file
 //   stencil_tuned_fp32.cu   ring shapes chosen by --block-y / --prefetch (StencilTuning), heat
-//   stencil_sweep_shapes.cu the TIERSIM_STENCIL_SHAPE sweep shapes (built with
-//                             -DTIERSIM_STENCIL_SWEEP_SHAPES=ON only)
+//   stencil_sweep_shapes.cu the TIERSIM_STENCIL_SHAPE sweep shapes, fp32 and (_fp64.cu) fp64
+//                             (built with -DTIERSIM_STENCIL_SWEEP_SHAPES=ON only)
 //   stencil_tensor_map.cpp  tensor maps of the bulk tensor copy
 //   stencil_fields.cu       halo fill, reductions (statistics, wave energy), point source
 //
@@ -47,18 +47,21 @@ template <int R, bool CONST>
 StencilLaunchInfo launch_tuned(const StencilLaunch<float, equations::Heat>& l, int block_y, int prefetch,
                                cudaStream_t s);
 
-// TIERSIM_STENCIL_SHAPE=K,BY,PF,RY,MINB[,CX,CY] (the benchmark's sweeps, heat fp32): kernel (0:
-// register prefetch, 1: ring, 2: ring filled by the bulk tensor copy), warps along y, planes
-// ahead (ring: P, planes in flight past the R the queue needs), rows per thread, blocks per SM
-// in __launch_bounds__ (0: none), and for the ring kernel optionally a cluster of CX x CY tiles
-// paced plane by plane. kernel < 0: not set.
+// TIERSIM_STENCIL_SHAPE=K,BY,PF,RY,MINB[,CX,CY] (the benchmark's sweeps): kernel (0: register
+// prefetch, 1: ring, 2: ring filled by the bulk tensor copy), warps along y, planes ahead (ring:
+// P, planes in flight past the R the queue needs), rows per thread, blocks per SM in
+// __launch_bounds__ (0: none), and for the ring kernel optionally a cluster of CX x CY tiles paced
+// plane by plane. kernel < 0: not set. Heat fp32 has the most shapes (both coefficient spaces);
+// heat and wave in fp32 and fp64 and Gray-Scott in fp32 a shorter list (constant coefficients).
 struct SweepShape {
   int kernel = -1, by = 0, pf = 0, ry = 0, minb = 0, cx = 1, cy = 1;
 };
 SweepShape sweep_shape_from_env();  // parsed once (stencil_update.cpp)
-template <int R, bool CONST>
-StencilLaunchInfo launch_sweep_shape(const StencilLaunch<float, equations::Heat>& l, const SweepShape& shape,
-                                     cudaStream_t s);
+template <class T, class Eq>
+constexpr bool kSwept = std::is_same_v<Eq, equations::Heat> || std::is_same_v<Eq, equations::Wave> ||
+                        (std::is_same_v<Eq, equations::GrayScott> && std::is_same_v<T, float>);
+template <class T, class Eq, int R, bool CONST>
+StencilLaunchInfo launch_sweep_shape(const StencilLaunch<T, Eq>& l, const SweepShape& shape, cudaStream_t s);
 
 // A map over the allocation of the grid whose interior point (0,0,0) is at `origin`, with its
 // pitch (sy), plane (sz), interior ny, nz and halo r; interior (0,0,0) sits at map coordinates
@@ -70,9 +73,10 @@ CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny,
 // The files with a __constant__ bank (stencil_coeff_bank.cuh): each fills its own.
 void upload_untiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);  // stencil_untiled.cu
 void upload_untiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);
-void upload_tiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);         // stencil_tiled_fp32.cu
-void upload_tiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);        // stencil_tiled_fp64.cu
-void upload_tuned_bank(const StencilCoeffs<float>& c, cudaStream_t s);         // stencil_tuned_fp32.cu
-void upload_sweep_shapes_bank(const StencilCoeffs<float>& c, cudaStream_t s);  // stencil_sweep_shapes.cu
+void upload_tiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);          // stencil_tiled_fp32.cu
+void upload_tiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);         // stencil_tiled_fp64.cu
+void upload_tuned_bank(const StencilCoeffs<float>& c, cudaStream_t s);          // stencil_tuned_fp32.cu
+void upload_sweep_shapes_bank(const StencilCoeffs<float>& c, cudaStream_t s);   // stencil_sweep_shapes.cu
+void upload_sweep_shapes_bank(const StencilCoeffs<double>& c, cudaStream_t s);  // stencil_sweep_shapes_fp64.cu
 
 }  // namespace tiersim::cuda

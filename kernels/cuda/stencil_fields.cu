@@ -12,26 +12,69 @@ namespace {
 
 int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
 
+// The halo fill in one launch: every halo point of every grid is written from its periodic
+// image in the interior (all three coordinates wrapped), so no face waits for another and edges
+// and corners need no ordered passes. The x faces of the interior rows (a few points at each end
+// of every row: partly written sectors, most of the fill's time) are left out where the update
+// wrote them. Blocks come in two kinds: kHaloBlockPoints of one z halo
+// plane (a whole padded plane), or of one interior plane's x and y faces. Each thread loads its
+// kHaloPerThread points before storing any (several reads in flight), and the indices are 32-bit
+// divisions by the block's plane shape, never per-point 64-bit ones.
+constexpr int kHaloThreads = 256, kHaloPerThread = 4, kHaloBlockPoints = kHaloThreads * kHaloPerThread;
+
 template <class T>
-__global__ void halo_fill_kernel(GridView<T> g, int axis, HaloBox b0, HaloBox b1, Boundary bc, T value) {
-  const long long n0 = b0.points(), n = n0 + b1.points();
-  const int na = axis == 0 ? g.nx : axis == 1 ? g.ny : g.nz;
-  for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < n; q += (long long)gridDim.x * blockDim.x) {
-    const HaloBox& b = q < n0 ? b0 : b1;
-    long long r = q < n0 ? q : q - n0;
-    const int w = b.hi[0] - b.lo[0], h = b.hi[1] - b.lo[1];
-    const int i = b.lo[0] + int(r % w);
-    r /= w;
-    const int j = b.lo[1] + int(r % h), k = b.lo[2] + int(r / h);
-    if (bc == Boundary::Fixed) {
-      g(i, j, k) = value;
-    } else {
-      // No indexed array here: it would live in local memory.
-      const int si = axis == 0 ? periodic_index(i, na) : i, sj = axis == 1 ? periodic_index(j, na) : j;
-      const int sk = axis == 2 ? periodic_index(k, na) : k;
-      g(i, j, k) = g(si, sj, sk);
-    }
+struct HaloLaunch {
+  HaloFill<T> f;
+  Boundary bc;
+  int lo_planes, hi_planes;  // z halo planes filled below 0 and past nz - 1 (0 or r each)
+  int plane_blocks;          // blocks per z halo plane
+  int face_blocks;           // blocks per interior plane
+};
+
+template <class T>
+__global__ void __launch_bounds__(kHaloThreads) halo_fill_kernel(HaloLaunch<T> a) {
+  const GridView<T> g = a.f.grids[blockIdx.y];
+  const int r = g.r, wx = g.nx + 2 * r;  // a padded row
+  const int zh_blocks = (a.lo_planes + a.hi_planes) * a.plane_blocks;
+  int b = int(blockIdx.x), k, p0, count;
+  const bool halo_plane = b < zh_blocks;
+  if (halo_plane) {
+    const int h = b / a.plane_blocks;
+    k = h < a.lo_planes ? h - r : g.nz + (h - a.lo_planes);
+    p0 = (b - h * a.plane_blocks) * kHaloBlockPoints;
+    count = wx * (g.ny + 2 * r);
+  } else {
+    b -= zh_blocks;
+    k = b / a.face_blocks;
+    p0 = (b - k * a.face_blocks) * kHaloBlockPoints;
+    count = 2 * r * (wx + (a.f.x_faces ? g.ny : 0));  // y faces (full padded rows), then x faces (2r points a row)
   }
+  std::ptrdiff_t dst[kHaloPerThread];
+  T v[kHaloPerThread];
+#pragma unroll
+  for (int u = 0; u < kHaloPerThread; ++u) {
+    const int p = p0 + u * kHaloThreads + int(threadIdx.x);
+    if (p >= count) break;
+    int i, j;
+    if (halo_plane) {
+      j = p / wx;
+      i = p - j * wx - r, j -= r;
+    } else if (p < 2 * r * wx) {
+      const int jj = p / wx;
+      i = p - jj * wx - r;
+      j = jj < r ? jj - r : g.ny + jj - r;
+    } else {
+      const int q = p - 2 * r * wx, t = q % (2 * r);
+      j = q / (2 * r);
+      i = t < r ? t - r : g.nx + t - r;
+    }
+    dst[u] = g.offset(i, j, k);
+    v[u] = a.bc == Boundary::Fixed ? a.f.values[blockIdx.y]
+                                   : g(periodic_index(i, g.nx), periodic_index(j, g.ny), periodic_index(k, g.nz));
+  }
+#pragma unroll
+  for (int u = 0; u < kHaloPerThread; ++u)
+    if (p0 + u * kHaloThreads + int(threadIdx.x) < count) g.origin[dst[u]] = v[u];
 }
 
 constexpr int kReduceThreads = 256;
@@ -121,8 +164,21 @@ __global__ void __launch_bounds__(kReduceThreads)
 }
 
 template <class T>
-__global__ void add_point_kernel(GridView<T> g, int i, int j, int k, T value) {
-  g(i, j, k) += value;
+__global__ void add_point_kernel(GridView<T> g, int i, int j, int k, T value, bool images) {
+  const T v = g(i, j, k) + value;
+  g(i, j, k) = v;
+  if (!images) return;
+  // Every halo point whose periodic image (i, j, k) is: per axis the point itself, and its copy
+  // n further or n back where that lies in the halo.
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 3; ++c) {
+        const int ii = i + (a == 1 ? g.nx : a == 2 ? -g.nx : 0), jj = j + (b == 1 ? g.ny : b == 2 ? -g.ny : 0);
+        const int kk = k + (c == 1 ? g.nz : c == 2 ? -g.nz : 0);
+        if ((a | b | c) && ii >= -g.r && ii < g.nx + g.r && jj >= -g.r && jj < g.ny + g.r && kk >= -g.r &&
+            kk < g.nz + g.r)
+          g(ii, jj, kk) = v;
+      }
 }
 
 // Blocks of a reduction: one per row of the interior, at most max_blocks (each walks rows).
@@ -131,18 +187,19 @@ int reduce_blocks(long long rows, int max_blocks) { return int(std::max(1LL, std
 }  // namespace
 
 template <class T>
-void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s, int z_sides) {
-  for (int axis = 0; axis < 3; ++axis) {
-    HaloBox b0 = halo_box(axis, 0, g.nx, g.ny, g.nz, g.r), b1 = halo_box(axis, 1, g.nx, g.ny, g.nz, g.r);
-    if (axis == 2 && !(z_sides & 1)) b0.hi[2] = b0.lo[2];  // an empty box: no points
-    if (axis == 2 && !(z_sides & 2)) b1.hi[2] = b1.lo[2];
-    const long long n = b0.points() + b1.points();
-    if (n == 0) continue;
-    const int blocks = std::max(1, std::min(ceil_div(n, 256), 65535));
-    halo_fill_kernel<T><<<blocks, 256, 0, s>>>(g, axis, b0, b1, bc, value);
-    TIERSIM_CUDA_CHECK_LAUNCH("halo_fill_kernel",
-                              "axis " + std::to_string(axis) + ", " + std::to_string(n) + " points");
-  }
+void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_sides) {
+  if (f.count == 0) return;
+  const GridView<T>& g = f.grids[0];
+  HaloLaunch<T> a{f, bc, z_sides & 1 ? g.r : 0, z_sides & 2 ? g.r : 0, 0, 0};
+  a.plane_blocks = ceil_div((long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r), kHaloBlockPoints);
+  a.face_blocks = ceil_div(2LL * g.r * (g.nx + 2 * g.r + (f.x_faces ? g.ny : 0)), kHaloBlockPoints);
+  const long long blocks = (long long)(a.lo_planes + a.hi_planes) * a.plane_blocks + (long long)g.nz * a.face_blocks;
+  // The kernel indexes a plane's points with ints.
+  if (blocks > 0x7fffffffLL || (long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r) > 0x7fffffffLL)
+    throw Error("halo fill: grid too large for one launch");
+  halo_fill_kernel<T><<<dim3(unsigned(blocks), unsigned(f.count)), kHaloThreads, 0, s>>>(a);
+  TIERSIM_CUDA_CHECK_LAUNCH("halo_fill_kernel", std::to_string(f.count) + " grids of " + std::to_string(g.nx) + "x" +
+                                                    std::to_string(g.ny) + "x" + std::to_string(g.nz));
 }
 
 template <class T>
@@ -176,17 +233,17 @@ int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const Sten
 }
 
 template <class T>
-void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaStream_t s) {
-  add_point_kernel<T><<<1, 1, 0, s>>>(g, i, j, k, value);
+void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, bool images, cudaStream_t s) {
+  add_point_kernel<T><<<1, 1, 0, s>>>(g, i, j, k, value, images);
   TIERSIM_CUDA_CHECK_LAUNCH("add_point_kernel", "source point");
 }
 
 #define TIERSIM_STENCIL_FIELD_KERNELS(T)                                                                              \
-  template void launch_halo_fill<T>(const GridView<T>&, Boundary, T, cudaStream_t, int);                              \
+  template void launch_halo_fill<T>(const HaloFill<T>&, Boundary, cudaStream_t, int);                                 \
   template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                                 \
   template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double, double, \
                                      double*, int, cudaStream_t);                                                     \
-  template void launch_add_point<T>(const GridView<T>&, int, int, int, T, cudaStream_t);
+  template void launch_add_point<T>(const GridView<T>&, int, int, int, T, bool, cudaStream_t);
 TIERSIM_STENCIL_FIELD_KERNELS(float)
 TIERSIM_STENCIL_FIELD_KERNELS(double)
 #undef TIERSIM_STENCIL_FIELD_KERNELS

@@ -1,6 +1,6 @@
 // Host-callable drivers of the CUDA stencil kernels (kernels/cuda/stencil_*.cu, laid out in
 // stencil_families.cuh). The engine (stencil_cuda.cu) calls these; nothing outside kernels/cuda
-// includes this file.
+// and the GPU tests includes this file.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,12 +19,19 @@ struct StencilLaunch {
   CoeffSpace coeffs = CoeffSpace::Constant;
   StencilTuning tuning;
   int sm_count = 132;
-  int cc_major = 9;  // Hopper (9) and later: bulk tensor copies and clusters
+  std::size_t l2_bytes = 0;  // the device's L2 (stencil_shapes.cuh: some shapes depend on it)
+  int cc_major = 9;          // Hopper (9) and later: bulk tensor copies and clusters
   // Grids share one GridSpec: origins of the fields the stencil reads (Eq::kFields of them), of
   // the previous level (Eq::kPreviousLevel: updated in place, out[0] == prev), of the outputs.
   GridView<T> in[Eq::kFields], out[Eq::kFields];
   const T* prev = nullptr;
   int xlimit = 0;  // pitch - xoff: a 16-byte vector starting at x < xlimit lies inside its row
+  // Periodic boundaries, --tiling shared, rows of whole 32-byte sectors: the update may also
+  // write each output row's x halo (the strided part of a halo fill: a sector at each end of
+  // every row) from the values it stores, so that the next step's fill does the y and z faces
+  // only (whole rows and planes). The shape table (stencil_shapes.cuh) says where it pays;
+  // StencilLaunchInfo::x_images where it was done.
+  bool images = false;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
@@ -32,6 +39,7 @@ struct StencilLaunch {
 struct StencilLaunchInfo {
   std::string kernel;     // e.g. "stencil_heat_shared_r4"
   double bytes_modelled;  // what the access pattern requests from L2/DRAM (reads + writes)
+  bool x_images = false;  // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
 };
 
 // One update of every interior point; the halos of the inputs must be filled.
@@ -43,11 +51,31 @@ StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStrea
 template <class T>
 void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s);
 
-// Halo fill of one grid (three passes: x, y, z faces; edges and corners included). The z pass
-// fills the sides in z_sides only (bit 0: low, bit 1: high; StencilProblem::local_z_sides): on a
-// grid split into z slabs the others come from the neighbouring ranks (kernels/halo_exchange.hpp).
+// Grids of one shape whose halos one launch fills, each with its fixed boundary's value.
 template <class T>
-void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s, int z_sides = 3);
+struct HaloFill {
+  static constexpr int kMaxGrids = 4;
+  GridView<T> grids[kMaxGrids];
+  T values[kMaxGrids];
+  int count = 0;
+  bool x_faces = true;  // false: the x halo of the interior rows is written already (StencilLaunch::images)
+  void add(const GridView<T>& g, T value) { grids[count] = g, values[count++] = value; }
+  bool full() const { return count == kMaxGrids; }
+};
+
+// Halo fill of the grids in f, in one launch (x and y faces, edges and corners included; the x
+// faces of the interior rows only if f.x_faces; the z halo planes on the sides in z_sides only:
+// bit 0 low, bit 1 high, StencilProblem::local_z_sides; on a grid split into z slabs the others
+// come from the neighbouring ranks, kernels/halo_exchange.hpp). Periodic halos hold their images
+// in the interior, fixed ones the value.
+template <class T>
+void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_sides = 3);
+template <class T>
+void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s, int z_sides = 3) {
+  HaloFill<T> f;
+  f.add(g, value);
+  launch_halo_fill(f, bc, s, z_sides);
+}
 
 // Per-block partials of the interior's statistics (FieldStats), kFieldStatsPartials doubles per
 // block: sum, sum of squares, min, max, the count of non-finite values and the smallest linear
@@ -63,7 +91,9 @@ template <class T>
 int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* coeffs_global, double c2,
                        double inv_dt, double* partials, int max_blocks, cudaStream_t s);
 
+// g(i, j, k) += value; images: the point's periodic halo images get the new value too (the
+// halos hold the interior's images, StencilLaunch::images).
 template <class T>
-void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, cudaStream_t s);
+void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, bool images, cudaStream_t s);
 
 }  // namespace tiersim::cuda

@@ -11,20 +11,30 @@
 
 namespace tiersim::cuda {
 
+// Where the sweeps' best shape differs between the two devices they ran on (both 132 SMs and
+// 228 KB of shared memory per SM): the H200's memory (4.8 TB/s) needs more bytes in flight than
+// the H100's (3.35 TB/s), so there the deeper pipelines (more rows per thread, the bulk-copy
+// ring) win where on the H100 the register-prefetch kernel's occupancy does. Of the properties
+// the runtime reports, the L2 size tells them apart: 60 MB against 50 MB.
+template <class T, class Eq>
+bool deep_memory(const StencilLaunch<T, Eq>& l) {
+  return l.l2_bytes >= (56u << 20);
+}
+
 template <class T, class Eq, int R, bool CONST>
 StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
-  if constexpr (kHeatTraffic<T, Eq>) {
-    if constexpr (std::is_same_v<Eq, equations::Heat>) {  // the sweeps are the heat equation's
-      if (const SweepShape shape = sweep_shape_from_env(); shape.kernel >= 0) {
+  if constexpr (kSwept<T, Eq>) {
+    if (const SweepShape shape = sweep_shape_from_env(); shape.kernel >= 0) {
 #if TIERSIM_STENCIL_SWEEP_SHAPES
-        return launch_sweep_shape<R, CONST>(l, shape, s);
+      return launch_sweep_shape<T, Eq, R, CONST>(l, shape, s);
 #else
-        throw Error(
-            "TIERSIM_STENCIL_SHAPE is set, but this build has no sweep shapes (configure with "
-            "-DTIERSIM_STENCIL_SWEEP_SHAPES=ON)");
+      throw Error(
+          "TIERSIM_STENCIL_SHAPE is set, but this build has no sweep shapes (configure with "
+          "-DTIERSIM_STENCIL_SWEEP_SHAPES=ON)");
 #endif
-      }
     }
+  }
+  if constexpr (kHeatTraffic<T, Eq>) {
     // Defaults (sweeps in docs/performance.md, 512^3, constant): R = 1 the register-prefetch
     // kernel, 4 warps x 2 rows (93% of copy; the ring kernel 75-79%). R = 2 ring, 16 warps x 1
     // row, P = 4; R = 3 ring, 8 warps x 2 rows, P = 4; R = 4 ring filled by the bulk tensor copy,
@@ -36,8 +46,10 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       if (l.tuning.block_y || l.tuning.prefetch)
         return launch_tuned<R, CONST>(l, l.tuning.block_y ? l.tuning.block_y : 8,
                                       l.tuning.prefetch ? l.tuning.prefetch : 4, s);
+    // (R = 1: at most 96 registers, so that 5 blocks fit an SM: the periodic x halo's stores
+    // took it to 104 and 4 blocks, 11% slower on an H200.)
     if constexpr (R == 1)
-      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 0>(l, s);
+      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 5>(l, s);
     else if constexpr (R == 2)
       return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s, 1, 2);
     else if constexpr (R == 3)
@@ -46,12 +58,40 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
     else
       return launch_ring<T, R, Eq, CONST, 8, 4, 4>(l, s);
+  } else if constexpr (Eq::kFields == 1) {
+    // fp64 heat traffic and the wave in both precisions (sweeps in docs/performance.md, 512^3,
+    // constant): the ring filled by the bulk tensor copy, 8 warps x 4 rows (a 128 x 32 tile in
+    // fp32, 64 x 32 in fp64), P = 2, in paced clusters of 1 x 2 (H200: the wave 94-97% of copy at
+    // R = 1..4 in fp32, against 75-80% for the register-prefetch kernel). Heat fp64 at R = 1: the
+    // register-prefetch kernel (8 x 1 held to 64 registers: 4 blocks an SM, 3 at 68 registers ran
+    // 37% slower). Before Hopper: the cp.async ring of the same shape.
+    if constexpr (R == 1 && !Eq::kPreviousLevel) {
+      if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 8, 2, 1, 4>(l, s);  // H200 87%, 4 x 2: 85%
+      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);                   // H100 91%, 8 x 1: 73%
+    } else if (l.cc_major < 9) {
+      return launch_ring<T, R, Eq, CONST, 8, 2, 4>(l, s);
+    } else {
+      if constexpr (Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4)          // the wave fp64 at R = 4:
+        if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s, 1, 2);  // H100 82% (8 x 4: 78%)
+      return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
+    }
+  } else if constexpr (std::is_same_v<T, float>) {
+    // Two fields (Gray-Scott) in fp32. R = 1, 2: register prefetch on the H100 (8 x 1: 88%,
+    // 16 x 1: 85%), while the H200 wants more in flight: 4 x 2 (94%) and the bulk tensor copy
+    // ring of 8 warps x 2 rows, P = 4 (83%). R = 3, 4: that ring on both (P = 2 at R = 4: two fields
+    // of P = 4 outgrow shared memory); in paced clusters of 1 x 2.
+    if constexpr (R == 1) {
+      if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
+      return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
+    } else {
+      if (R == 2 && !deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
+      if (l.cc_major < 9) return launch_ring < T, R, Eq, CONST, 8, R < 4 ? 4 : 2, 2 > (l, s);
+      return launch_ring < T, R, Eq, CONST, 8, R < 4 ? 4 : 2, 2, 0, true > (l, s, 1, 2);
+    }
   } else {
-    // Tile shape, from the sweeps in docs/performance.md (H200, heat fp32, 512^3). fp64 and two
-    // fields: 8 warps (16 would cap the registers at 128 and spill at R = 4).
-    constexpr int kBY = Eq::kFields > 1 || std::is_same_v<T, double> ? 8 : 16;
-    constexpr int kPF = 2;
-    return launch_prefetch<T, R, Eq, CONST, kBY, kPF>(l, s);
+    // Two fields in fp64: the register-prefetch kernel of 8 warps (16 would cap the registers at
+    // 128 and spill at R = 4).
+    return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
   }
 }
 

@@ -29,6 +29,8 @@ struct Args {
   T* out0;
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
+  int r;              // halo width
+  int images;         // write each row's periodic x halo (StencilLaunch::images, x_images)
   int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
@@ -48,6 +50,8 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.sy = l.in[0].sy, a.sz = l.in[0].sz;
   a.prm = l.params;
   a.zchunk = 0;
+  a.r = l.in[0].r;
+  a.images = l.images;
   a.pace = 0;
   a.gx0 = a.gy0 = a.gz0 = 0;
   return a;
@@ -119,14 +123,29 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
   }
 }
 
+// The periodic x halo a thread writes with its rows (Args::images): the whole 32-byte sector next
+// to each end of the row, beyond x = nx the sector of x = 0..W-1 (bit 0: this thread holds part
+// of it), before x = 0 that of x = nx-W..nx-1 (bit 1); points of those sectors past r are row
+// padding, never read. Whole sectors (no sector written in part), and a thread's choice fixed
+// for the kernel, so that the update's loop only gains two predicated stores per row. The
+// engine asks for it only where nx is a multiple of W and the row's padding holds a sector
+// (x_images_fit).
+template <class T, class Eq>
+__device__ __forceinline__ unsigned x_images(const Args<T, Eq>& a, int x0) {
+  constexpr int W = 32 / int(sizeof(T));
+  return a.images ? unsigned(x0 < W) | unsigned(x0 >= a.nx - W && x0 < a.nx) << 1 : 0u;
+}
+
 // The updates and stores of this thread's RY rows of VW points of plane z: the equation's point
 // update from the centre values (queue slot c of q), the Laplacians and, with a previous level,
 // u(t - dt) (up), then one 16-byte store per row and field (element stores at the grid's right
-// edge); off: this thread's first point in its plane, sy and sz: the strides.
+// edge), and where img says so the row's periodic x halo (x_images); off: this thread's first
+// point in its plane, sy and sz: the strides.
 template <class T, class Eq, int RY, int Q>
 __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
                                                  const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
-                                                 int y0, long long off, int z, long long sy, long long sz) {
+                                                 int y0, long long off, int z, long long sy, long long sz,
+                                                 unsigned img) {
   constexpr int NS = Eq::kFields, VW = V<T>::n;
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -152,6 +171,15 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
           p0[e] = o[0].e[e];
           if constexpr (NS == 2) p1[e] = o[NS - 1].e[e];
         }
+      }
+      // The row's periodic x halo, from the values in hand (see x_images).
+      if (img & 1) {
+        st16(p0 + a.nx, o[0]);
+        if constexpr (NS == 2) st16(p1 + a.nx, o[NS - 1]);
+      }
+      if (img & 2) {
+        st16(p0 - a.nx, o[0]);
+        if constexpr (NS == 2) st16(p1 - a.nx, o[NS - 1]);
       }
     }
   }

@@ -53,12 +53,10 @@ template <class T>
 void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s) {
   upload_untiled_bank(c, s);
   upload_tiled_bank(c, s);
-  if constexpr (std::is_same_v<T, float>) {
-    upload_tuned_bank(c, s);
+  if constexpr (std::is_same_v<T, float>) upload_tuned_bank(c, s);
 #if TIERSIM_STENCIL_SWEEP_SHAPES
-    upload_sweep_shapes_bank(c, s);
+  upload_sweep_shapes_bank(c, s);
 #endif
-  }
 }
 template void upload_constant_coeffs<float>(const StencilCoeffs<float>&, cudaStream_t);
 template void upload_constant_coeffs<double>(const StencilCoeffs<double>&, cudaStream_t);

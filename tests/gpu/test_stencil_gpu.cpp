@@ -5,6 +5,7 @@
 // Skipped, with the reason, where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -200,16 +201,20 @@ INSTANTIATE_TEST_SUITE_P(Radii, StencilGpuWholeTiles, ::testing::Values(1, 2, 3,
                            return std::string("r").append(std::to_string(i.param));
                          });
 
-// Many steps: the CUDA backend follows the CPU backend (both fp32), periodic and fixed (Gray-Scott's
+// Many steps: the CUDA backend follows the CPU backend (same precision), periodic and fixed (Gray-Scott's
 // fixed U and V halos with different values), every kernel family (heat R = 1: register
-// prefetch; R = 2: ring; R = 4: tensor-copy ring; wave, Gray-Scott, Allen-Cahn: prefetch); the
-// wave's point source sits inside once and next to a face once (the next halo fill copies it).
+// prefetch; R = 2: ring; R = 4: tensor-copy ring; the wave and Gray-Scott: tensor-copy ring and
+// prefetch; fp64), periodic x halos written by the updates themselves or by the fill (--tiling
+// none); the wave's point source sits inside once and on an edge once (its halo images get the
+// new value).
 TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
   SKIP_WITHOUT_GPU();
   struct Run {
     Equation eq;
     int R, steps;
     Boundary bc;
+    Precision pr = Precision::Fp32;
+    int nz = 33, nx = 45;
   };
   for (const Run r :
        {Run{Equation::Wave, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 1, 40, Boundary::Fixed},
@@ -217,26 +222,38 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
         Run{Equation::GrayScott, 2, 100, Boundary::Fixed}, Run{Equation::Heat, 1, 40, Boundary::Periodic},
         Run{Equation::Heat, 2, 40, Boundary::Periodic}, Run{Equation::Heat, 4, 40, Boundary::Periodic},
         Run{Equation::Wave, 2, 40, Boundary::Periodic}, Run{Equation::AllenCahn, 4, 60, Boundary::Periodic},
-        Run{Equation::AllenCahn, 1, 100, Boundary::Fixed}}) {
-    StencilProblem p = problem(r.eq, r.R, 45, 38, 33);
+        Run{Equation::AllenCahn, 1, 100, Boundary::Fixed}, Run{Equation::GrayScott, 3, 60, Boundary::Periodic},
+        Run{Equation::GrayScott, 4, 60, Boundary::Periodic}, Run{Equation::Wave, 3, 40, Boundary::Periodic},
+        // fp64, and z extents of fewer than 2R planes (a plane is the image of planes at both ends).
+        Run{Equation::Heat, 3, 40, Boundary::Periodic, Precision::Fp64},
+        Run{Equation::Wave, 4, 40, Boundary::Periodic, Precision::Fp64},
+        Run{Equation::Heat, 4, 20, Boundary::Periodic, Precision::Fp32, 5},
+        Run{Equation::Wave, 1, 20, Boundary::Periodic, Precision::Fp64, 1},
+        // Rows of whole 32-byte sectors: the updates write a whole sector of x halo at each end.
+        Run{Equation::Wave, 2, 30, Boundary::Periodic, Precision::Fp64, 33, 40},
+        Run{Equation::GrayScott, 2, 40, Boundary::Periodic, Precision::Fp32, 33, 48},
+        Run{Equation::Heat, 3, 30, Boundary::Periodic, Precision::Fp32, 9, 8}}) {
+    StencilProblem p = problem(r.eq, r.R, r.nx, 38, r.nz);
     p.boundary = r.bc;
     p.boundary_value = 0.7;
     // Gray-Scott's U and V: halo values of their own (one value for both would pass unnoticed).
     p.constants<equations::GrayScott>().boundary_u = 0.7, p.constants<equations::GrayScott>().boundary_v = 0.2;
     for (Tiling t : {Tiling::None, Tiling::Shared}) {
-      auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, t, CoeffSpace::Constant), p);
-      auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp32, t, CoeffSpace::Constant), p);
+      auto gpu = make_stencil_cuda(strategy(Backend::Cuda, r.pr, t, CoeffSpace::Constant), p);
+      auto cpu = make_stencil_cpu(strategy(Backend::Cpu, r.pr, t, CoeffSpace::Constant), p);
       const double dt = stable_dt(p, 0.6);
       init_pair(*gpu, *cpu, p, 21, dt);
       for (int s = 0; s < r.steps; ++s) {
         gpu->step(dt), cpu->step(dt);
-        if (r.eq == Equation::Wave && s == 3) gpu->add_point_value(5, 6, 7, 0.5), cpu->add_point_value(5, 6, 7, 0.5);
-        if (r.eq == Equation::Wave && s == 5) gpu->add_point_value(0, 37, 7, 0.5), cpu->add_point_value(0, 37, 7, 0.5);
+        const int k = std::min(7, r.nz - 1);
+        if (r.eq == Equation::Wave && s == 3) gpu->add_point_value(5, 6, k, 0.5), cpu->add_point_value(5, 6, k, 0.5);
+        if (r.eq == Equation::Wave && s == 5) gpu->add_point_value(0, 37, k, 0.5), cpu->add_point_value(0, 37, k, 0.5);
       }
       for (int f = 0; f < stencil_field_count(r.eq); ++f) {
         std::size_t nans = 0;
         EXPECT_LT(rel_error(gpu->download(f), cpu->download(f), &nans), 1e-5)
-            << name(r.eq) << " " << name(t) << " field " << f;
+            << name(r.eq) << " R=" << r.R << " " << name(r.pr) << " " << r.nx << "x38x" << r.nz << " " << name(t)
+            << " field " << f;
         EXPECT_EQ(nans, 0u);
         const FieldStats g = gpu->stats(f), c = cpu->stats(f);
         EXPECT_NEAR(g.sum / c.sum, 1.0, 1e-5);
