@@ -36,12 +36,11 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   }
   if constexpr (kHeatTraffic<T, Eq>) {
     // Defaults (sweeps in docs/performance.md, 512^3, constant): R = 1 the register-prefetch
-    // kernel, 4 warps x 2 rows (93% of copy; the ring kernel 75-79%). R = 2 ring, 16 warps x 1
-    // row, P = 4; R = 3 ring, 8 warps x 2 rows, P = 4; R = 4 ring filled by the bulk tensor copy,
-    // 8 warps x 4 rows (a 128 x 32 tile), P = 2. From R = 2 in clusters of 1 x 2 tiles paced
-    // plane by plane, so that the y-halo rows a block reads are still in L2 when its neighbour
-    // reads them (H100: R = 2 81.7 -> 85.0%, R = 3 78.5 -> 82.2%, R = 4 76.8 -> 85.8%). Before
-    // Hopper: no clusters, and R = 4 falls back to the cp.async ring.
+    // kernel, 4 warps x 2 rows (90-92% of copy; the rings 77-81%). R = 2..4 the ring filled by
+    // the bulk tensor copy, 8 warps x 4 rows (a 128 x 32 tile), P = 2, in clusters of 1 x 2 tiles
+    // paced plane by plane, so that the y-halo rows a block reads are still in L2 when its
+    // neighbour reads them (R = 2, 3: 81-83% on both devices, the cp.async rings of 16 x 1 and
+    // 8 x 2 rows 71-81%). Before Hopper: the cp.async rings, without clusters.
     if constexpr (std::is_same_v<Eq, equations::Heat>)
       if (l.tuning.block_y || l.tuning.prefetch)
         return launch_tuned<R, CONST>(l, l.tuning.block_y ? l.tuning.block_y : 8,
@@ -50,12 +49,12 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // took it to 104 and 4 blocks, 11% slower on an H200.)
     if constexpr (R == 1)
       return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 5>(l, s);
-    else if constexpr (R == 2)
-      return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s, 1, 2);
-    else if constexpr (R == 3)
-      return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s, 1, 2);
     else if (l.cc_major >= 9)
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
+    else if constexpr (R == 2)
+      return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s);
+    else if constexpr (R == 3)
+      return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s);
     else
       return launch_ring<T, R, Eq, CONST, 8, 4, 4>(l, s);
   } else if constexpr (Eq::kFields == 1) {
@@ -67,12 +66,19 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // 37% slower). Before Hopper: the cp.async ring of the same shape.
     if constexpr (R == 1 && !Eq::kPreviousLevel) {
       if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 8, 2, 1, 4>(l, s);  // H200 87%, 4 x 2: 85%
-      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);                   // H100 91%, 8 x 1: 73%
+      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);                         // H100 91%, 8 x 1: 73%
     } else if (l.cc_major < 9) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4>(l, s);
     } else {
-      if constexpr (Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4)          // the wave fp64 at R = 4:
-        if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s, 1, 2);  // H100 82% (8 x 4: 78%)
+      if constexpr (Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4) {
+        // The wave fp64 at R = 4 (255 registers): with the x halo's stores it spills and ran
+        // 86% -> 74% of copy on an H200, more than the fill they save, so the fill writes them.
+        // H100: 8 warps x 2 rows, P = 4 (82%; 8 x 4, P = 2: 78%).
+        StencilLaunch<T, Eq> m = l;
+        m.images = false;
+        if (!deep_memory(m)) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(m, s, 1, 2);
+        return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(m, s, 1, 2);
+      }
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
     }
   } else if constexpr (std::is_same_v<T, float>) {
@@ -85,8 +91,9 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
     } else {
       if (R == 2 && !deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
-      if (l.cc_major < 9) return launch_ring < T, R, Eq, CONST, 8, R < 4 ? 4 : 2, 2 > (l, s);
-      return launch_ring < T, R, Eq, CONST, 8, R < 4 ? 4 : 2, 2, 0, true > (l, s, 1, 2);
+      constexpr int P = R < 4 ? 4 : 2;
+      if (l.cc_major < 9) return launch_ring<T, R, Eq, CONST, 8, P, 2>(l, s);
+      return launch_ring<T, R, Eq, CONST, 8, P, 2, 0, true>(l, s, 1, 2);
     }
   } else {
     // Two fields in fp64: the register-prefetch kernel of 8 warps (16 would cap the registers at

@@ -40,7 +40,7 @@ void check_fill(int nx, int ny, int nz, int r, Boundary bc, int z_sides, int gri
   const GridSpec<T> spec = GridSpec<T>::make(nx, ny, nz, r);
   std::mt19937 rng(unsigned(nx * 7919 + r * 31 + z_sides * 3 + grids));
   std::uniform_real_distribution<double> d(0.5, 1.5);
-  std::vector<std::vector<T>> host(grids);
+  std::vector<std::vector<T> > host(grids);
   std::vector<cuda::DeviceBuffer> dev(grids);
   cuda::HaloFill<T> fill;
   fill.x_faces = x_faces;
