@@ -393,7 +393,7 @@ class StencilCuda final : public StencilEngine {
   // Whether the update kernels can write the rows' periodic x halos (cuda::x_images, stencil_tile.cuh):
   // rows of whole 32-byte sectors, with a sector of padding after each.
   bool x_images_fit() const {
-    constexpr int W = 32 / int(sizeof(T));
+    constexpr int W = cuda::kXHaloSectorPoints<T>;
     return p_.nx % W == 0 && p_.nx + W <= int(spec_.pitch - spec_.xoff);
   }
 

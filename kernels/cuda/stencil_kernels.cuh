@@ -29,12 +29,17 @@ struct StencilLaunch {
   // Periodic boundaries, --tiling shared, rows of whole 32-byte sectors: the update may also
   // write each output row's x halo (the strided part of a halo fill: a sector at each end of
   // every row) from the values it stores, so that the next step's fill does the y and z faces
-  // only (whole rows and planes). The shape table (stencil_shapes.cuh) says where it pays;
-  // StencilLaunchInfo::x_images where it was done.
+  // only (whole rows and planes). kXImagesBuilt (stencil_tile.cuh) says which kernels can;
+  // StencilLaunchInfo::x_images whether the launch did.
   bool images = false;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
+
+// Points of T in the 32-byte sector the update kernels write at each end of a row for the
+// periodic x halo (StencilLaunch::images): the engine checks that rows hold whole sectors of them.
+template <class T>
+constexpr int kXHaloSectorPoints = 32 / int(sizeof(T));
 
 struct StencilLaunchInfo {
   std::string kernel;     // e.g. "stencil_heat_shared_r4"

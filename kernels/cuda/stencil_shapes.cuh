@@ -70,15 +70,10 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     } else if (l.cc_major < 9) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4>(l, s);
     } else {
-      if constexpr (Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4) {
-        // The wave fp64 at R = 4 (255 registers): built without the x halo's stores (they made
-        // it spill, kXImagesBuilt), so the fill writes them. H100: 8 warps x 2 rows, P = 4 (82%;
-        // 8 x 4, P = 2: 78%).
-        StencilLaunch<T, Eq> m = l;
-        m.images = false;
-        if (!deep_memory(m)) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(m, s, 1, 2);
-        return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(m, s, 1, 2);
-      }
+      // The wave fp64 at R = 4 (built without the x halo's stores, kXImagesBuilt): on the H100
+      // 8 warps x 2 rows, P = 4 (82%; 8 x 4, P = 2: 78%).
+      if constexpr (Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4)
+        if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s, 1, 2);
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 1, 2);
     }
   } else if constexpr (std::is_same_v<T, float>) {

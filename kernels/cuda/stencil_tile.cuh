@@ -133,13 +133,13 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
 // (x_images_fit).
 // Kernels built without those stores: the wave in fp64 at R = 4 (255 registers: with the stores
 // compiled in, even when not taken, ptxas spills and the kernel ran at 75% of copy on an H200
-// against 86% without); the shape table runs it with images off.
+// against 86% without); its launches report x_images false, and the fill writes them.
 template <class T, class Eq, int R>
 constexpr bool kXImagesBuilt = !(Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4);
 
 template <int R, class T, class Eq>
 __device__ __forceinline__ unsigned x_images(const Args<T, Eq>& a, int x0) {
-  constexpr int W = 32 / int(sizeof(T));
+  constexpr int W = kXHaloSectorPoints<T>;
   if constexpr (!kXImagesBuilt<T, Eq, R>) return 0u;
   return a.images ? unsigned(x0 < W) | unsigned(x0 >= a.nx - W && x0 < a.nx) << 1 : 0u;
 }
