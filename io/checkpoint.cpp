@@ -43,8 +43,8 @@ double ModelState::scalar(const std::string& name) const {
 
 namespace {
 
-void write_into(hid_t file, const Checkpoint& c, const std::string& path) {
-  const Hdf5Calls h5{path};
+void write_into(hid_t file, const Checkpoint& c, const std::string& path, const std::string& tmp) {
+  const Hdf5Calls h5{path, tmp};
   Hdf5Handle root = h5.group(file, "/");
   h5.string_attr(root, "model", c.model);
   h5.string_attr(root, "case", c.case_toml);
@@ -91,7 +91,7 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c) {
     Hdf5Handle file(
         hdf5_check(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), final_path, "cannot create " + tmp),
         H5Fclose);
-    write_into(file, c, final_path);
+    write_into(file, c, final_path, tmp);
     hdf5_check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), final_path, "cannot write");
     // The close is the file's last write: a checkpoint whose close failed is never renamed in.
     hdf5_check_status(file.close(), final_path, "cannot write");

@@ -155,7 +155,7 @@ void StepFileWriter::write_field_data(std::int64_t step, const std::string& name
   constexpr bool dp = std::is_same_v<T, double>;
   const hid_t sf = open(step);
   guarded([&] {
-    const Hdf5Calls sh{path(step)};
+    const Hdf5Calls sh{path(step), path(step) + ".tmp"};
     if (!sh.exists(sf, "/fields")) sh.make_group(sf, "fields");
     Hdf5Handle fg = sh.group(sf, "/fields");
     sh.write_fixed(fg, name, dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, dp ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
