@@ -36,6 +36,9 @@ struct KernelRecord {
   // its time is not on the step's path; what the kernels waited for it is a record of its own
   // (communication, not overlapped).
   bool overlapped = false;
+  // A pass of the diagnostics (statistics, energies), not of a step: timed on every diagnostics
+  // step whatever run.telemetry_every says, and counted as it is (never scaled up to every step).
+  bool diagnostics = false;
 };
 
 // A record with the step it belongs to: one row of telemetry.

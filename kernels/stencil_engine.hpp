@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -84,8 +85,12 @@ class StencilEngine {
  public:
   virtual ~StencilEngine() = default;
   virtual const StencilProblem& problem() const = 0;
-  // Interior values, x fastest, nx*ny*nz of them.
-  virtual void upload(int field, const std::vector<double>& interior) = 0;
+  // Interior values, x fastest, n = nx*ny*nz of them.
+  virtual void upload(int field, const double* interior, std::size_t n) = 0;
+  template <class A>
+  void upload(int field, const std::vector<double, A>& interior) {
+    upload(field, interior.data(), interior.size());
+  }
   virtual std::vector<double> download(int field) = 0;
   // Starts copying the interior of `field` in the engine's precision (x fastest) into dst, which
   // holds points() scalars and outlives the copy; on the GPU it returns at once (the copy crosses
@@ -109,6 +114,21 @@ class StencilEngine {
   // boundaries: sum over points of 1/2 ((u - u_prev)/dt)^2 - 1/2 c^2 u * L(u_prev). Per unit cell
   // volume; 0 for the other equations.
   virtual double wave_energy(double dt) = 0;
+  // The reductions of one moment: stats() of every state field and, where asked, wave_energy().
+  struct Reductions {
+    std::vector<FieldStats> stats;
+    double wave_energy = 0;
+  };
+  // Diagnostics behind the steps: queues the reductions of the current state after the steps
+  // queued so far and returns at once; the function returned waits for them alone (steps queued
+  // later run on) and gives their values. One queued at a time: call it before queueing again.
+  // This default computes them now (the CPU engine: its steps are not queued).
+  virtual std::function<Reductions()> queue_reductions(bool energy, double dt) {
+    Reductions r;
+    for (int f = 0; f < stencil_field_count(problem().equation); ++f) r.stats.push_back(stats(f));
+    if (energy) r.wave_energy = wave_energy(dt);
+    return [r = std::move(r)] { return r; };
+  }
   // Kernel records since the last call, in launch order. wait = false returns only those whose
   // device work has finished (no synchronisation: the host may run steps ahead of the GPU).
   virtual std::vector<KernelRecord> take_records(bool wait = true) = 0;

@@ -25,6 +25,12 @@ ModelState Model::save_state() {
 void Model::load_state(const ModelState&) { throw Error(name() + ": restarts are not supported for this model"); }
 void Model::inject_nan(std::int64_t) { throw Error(name() + ": NaN injection is not supported for this model"); }
 
+void Model::queue_observation() {
+  queued_.values = observe();
+  queued_.non_finite = find_non_finite();
+}
+Observation Model::take_observation() { return std::move(queued_); }
+
 const std::vector<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
                                                const std::string& what) {
   for (const auto& [k, v] : s.arrays)

@@ -26,6 +26,12 @@ struct NonFinite {
 
 using Observables = std::vector<std::pair<std::string, double>>;
 
+// The diagnostics of one moment: the observables, and the arrays that hold a NaN or infinity.
+struct Observation {
+  Observables values;
+  std::vector<NonFinite> non_finite;
+};
+
 // The state of one step on its way to the files: staged on the loop's thread (on the GPU the
 // copies are issued and this returns at once), then finished and written on the output thread
 // (io/output_queue.hpp), in the run's precision.
@@ -86,6 +92,19 @@ class Model {
   virtual std::vector<NonFinite> find_non_finite() { return {}; }
   // Fault injection for the tests: makes one value of the state NaN.
   virtual void inject_nan(std::int64_t index);
+
+  // Diagnostics behind the steps: queue_observation() asks for this moment's observe() and
+  // find_non_finite(); take_observation() returns them, when more steps may have been queued
+  // since (a GPU runs them meanwhile instead of waiting for the host). One queued at a time.
+  // Collective. This default computes them at the queueing. await_observation() only waits until
+  // the values are on the host (the steps queued before them are done): the time the steps take.
+  virtual bool queues_observations() const { return false; }  // whether queue_observation returns at once
+  virtual void queue_observation();
+  virtual void await_observation() {}
+  virtual Observation take_observation();
+
+ private:
+  Observation queued_;
 };
 
 // For load_state: the array or value `name` of a checkpoint's state, refused with one line
@@ -99,7 +118,9 @@ double checked_state_scalar(const ModelState& s, const std::string& name);
 // Factories: each validates the model's own keys (ranges that depend on each other, stability
 // limits, memory needed) and throws Error with one line before anything is written.
 std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s);
-std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s);
+// output: the run stages snapshots or checkpoints (their pinned buffers are then made while the
+// initial state is).
+std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, bool output = false);
 
 // The strategy a case asks for (the [strategy] section after overrides).
 Strategy strategy_from_case(const Case& c);

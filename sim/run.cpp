@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "base/comm.hpp"
@@ -53,8 +54,7 @@ std::string observables_text(const Observables& obs) {
 
 // Where the state holds a NaN or infinity: the first bad index of each array and the kernel
 // that writes it, else the diagnostics (`hint`) that are not finite; empty when all is finite.
-std::string non_finite_values(Model& model, const std::string& hint) {
-  const auto bad = model.find_non_finite();
+std::string non_finite_text(const std::vector<NonFinite>& bad, const std::string& hint) {
   if (bad.empty() && hint.empty()) return "";
   std::string where;
   for (const auto& b : bad)
@@ -62,11 +62,14 @@ std::string non_finite_values(Model& model, const std::string& hint) {
   if (bad.empty()) where = "the diagnostics " + hint;
   return where;
 }
+std::string non_finite_values(Model& model, const std::string& hint) {
+  return non_finite_text(model.find_non_finite(), hint);
+}
 
 // Stops the run with one line naming the step, the array, the kernel that writes it and the
-// first bad index, when the state holds a NaN or infinity. Nothing of that step is written.
-void check_finite(Model& model, std::int64_t step, std::int64_t last_good_snapshot, const std::string& hint) {
-  const std::string where = non_finite_values(model, hint);
+// first bad index, when the state holds a NaN or infinity (`where`, from the above). Nothing of
+// that step is written.
+void stop_if_non_finite(const std::string& where, std::int64_t step, std::int64_t last_good_snapshot) {
   if (where.empty()) return;
   throw Error("step " + std::to_string(step) + ": non-finite values in " + where +
               "; run stopped, last good snapshot at step " + std::to_string(last_good_snapshot) +
@@ -109,6 +112,14 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 
 RunResult run_case(const RunOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();
+  // Where start-up went: each part is the time since the one before.
+  std::vector<std::pair<std::string, double>> startup_parts;
+  auto startup_mark = t_start;
+  auto startup_part = [&](const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    startup_parts.emplace_back(what, std::chrono::duration<double>(now - startup_mark).count());
+    startup_mark = now;
+  };
   // Several ranks (mpirun): every rank takes the steps on its part of the state; rank 0 alone
   // speaks and writes the run directory (the state is gathered to it for output).
   const bool root = comm::is_root();
@@ -183,7 +194,9 @@ RunResult run_case(const RunOptions& options) {
   snap_options.formats = parse_formats(o.formats);
   snap_options.double_precision = s.precision == Precision::Fp64;
   set_telemetry_step(0);  // what the model's set-up launches belongs to
-  std::unique_ptr<Model> model = model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s);
+  std::unique_ptr<Model> model =
+      model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
+  startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
   if (restart) {
     if (ckpt.step > steps)
       throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) +
@@ -200,6 +213,7 @@ RunResult run_case(const RunOptions& options) {
   // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
   // a NaN in it is refused rather than continued until the next diagnostics.
   Observables obs = model->observe();
+  startup_part("initial diagnostics");
   std::pair<std::string, double> cons = model->conservation(obs);
   if (const std::string bad = non_finite_values(*model, observables_text(obs)); !bad.empty()) {
     if (restart)
@@ -257,6 +271,7 @@ RunResult run_case(const RunOptions& options) {
   // GPU to GPU through NCCL, or host memory to host memory through MPI.
   const double exchange_gbs =
       s.transport == Transport::Nccl ? measure_nccl_exchange_gbs() : comm::measure_exchange_gbs();
+  startup_part("bandwidth figures");
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)", ceilings[0]);
   {
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
@@ -327,11 +342,12 @@ RunResult run_case(const RunOptions& options) {
     // With run.telemetry_every = N only every N-th step is timed and recorded.
     for (auto& r : model->take_records(wait)) {
       const std::int64_t at = r.step >= 0 ? r.step : step;
-      if (at % s.tuning.timing_every != 0) continue;
+      // Diagnostics passes are timed on every diagnostics step and counted as they are.
+      if (at % s.tuning.timing_every != 0 && !r.diagnostics) continue;
       if (r.communication) r.ceiling_gbs = exchange_gbs > 0 ? exchange_gbs : -1;
       if (in_steady_state)
-        (r.communication ? (r.overlapped ? wall.communication_beside : wall.communication) : wall.kernels) +=
-            r.ms * 1e-3;
+        (r.communication ? (r.overlapped ? wall.communication_beside : wall.communication)
+                         : (r.diagnostics ? wall.diagnostics_kernels : wall.kernels)) += r.ms * 1e-3;
       telemetry.add(at, r);
     }
   };
@@ -445,15 +461,45 @@ RunResult run_case(const RunOptions& options) {
   Progress progress(o.quiet, step, steps);
   if (!restart) {
     if (root) queue.submit([index, obs] { index->write_observables(0, 0.0, obs); });
+    startup_part("output files");
     emit(true, true);
     collect(false);
     if (root) telemetry.append_csv(telemetry_csv);
   }
 
+  // Diagnostics behind the steps: a diagnostics step without output queues its reductions after
+  // its steps, and they are taken once the next steps are queued, so that the GPU never waits for
+  // the host's reading of them. A step with output (or the last) takes them at once.
+  struct Queued {
+    std::int64_t step = 0;
+    double time = 0;
+    std::int64_t last_snapshot = 0;
+  };
+  std::optional<Queued> queued_obs;
+  auto observed = [&](std::int64_t at, double t, std::int64_t last_good) {
+    Observation o;
+    timed(wall.diagnostics, [&] {
+      o = model->take_observation();
+      obs = std::move(o.values);
+      cons = model->conservation(obs);
+      stop_if_non_finite(non_finite_text(o.non_finite, observables_text(obs)), at, last_good);
+    });
+    if (root) queue.submit([index, at, t, obs] { index->write_observables(at, t, obs); });
+  };
+  auto take_queued = [&] {
+    if (!queued_obs) return;
+    const Queued q = *queued_obs;
+    queued_obs.reset();
+    model->await_observation();  // the steps before it: their time, as collect(true)'s wait
+    observed(q.step, q.time, q.last_snapshot);
+  };
+
   const std::int64_t first_step = step;
   double drained_at_last_step = 0;
   bool interrupted = false;  // stopped by a signal before run.steps
+  startup_part(restart ? "output files" : "first output staged");
   wall.startup = seconds(t_start);
+  wall.startup_parts = std::move(startup_parts);
   in_steady_state = true;
   const auto loop0 = std::chrono::steady_clock::now();
   while (step < steps) {
@@ -480,6 +526,7 @@ RunResult run_case(const RunOptions& options) {
       counter_log->add(step, model->take_records(true), counters->end());
     else
       collect(false);
+    take_queued();
     // An output error ends the run here, with its line. The stop request is read once: the same
     // answer makes this step the last one (its diagnostics, snapshot and checkpoint) and ends the
     // loop. A signal arriving after this line is seen after the next step, which then ends the same
@@ -491,20 +538,24 @@ RunResult run_case(const RunOptions& options) {
     const bool diag = step % diag_every == 0 || last;
     const bool ckpt =
         snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
-    // Diagnostics wait for the steps queued before them: that wait is the steps' (their kernels
-    // are timed), so the records are taken, waiting, before the diagnostics' clock starts.
-    if (diag || snap || ckpt) collect(true);
+    // A snapshot or checkpoint to stage: the state is checked first (and the diagnostics read).
+    const bool output_now = o.state_output && (snap || ckpt);
+    const bool behind = diag && !output_now && !last && model->queues_observations();
+    // Diagnostics taken now wait for the steps queued before them: that wait is the steps' (their
+    // kernels are timed), so the records are taken, waiting, before the diagnostics' clock starts.
+    if ((diag && !behind) || output_now) collect(true);
     if (diag) {
       raise_test_signal("diagnostics", step);
-      timed(wall.diagnostics, [&] {
-        obs = model->observe();
-        cons = model->conservation(obs);
-        check_finite(*model, step, last_snapshot, observables_text(obs));
-      });
-      if (root) queue.submit([index, step = step, time = time, obs] { index->write_observables(step, time, obs); });
-    } else if (snap || ckpt) {
+      timed(wall.diagnostics, [&] { model->queue_observation(); });
+      if (behind) {
+        queued_obs = Queued{step, time, last_snapshot};
+      } else {
+        model->await_observation();  // the steps queued since the records were taken: their time
+        observed(step, time, last_snapshot);
+      }
+    } else if (output_now) {
       // Never a snapshot or checkpoint with a NaN in it: it would replace the last good one.
-      timed(wall.diagnostics, [&] { check_finite(*model, step, last_snapshot, ""); });
+      timed(wall.diagnostics, [&] { stop_if_non_finite(non_finite_values(*model, ""), step, last_snapshot); });
     }
     if (ckpt && last && o.state_output) {
       // The last checkpoint records telemetry.csv with every row of the run but its own output's:
@@ -535,7 +586,7 @@ RunResult run_case(const RunOptions& options) {
   wall.steps = step - first_step;
   if (ranks > 1) {
     wall.rank_steady = over_ranks(wall.steady);
-    wall.rank_kernels = over_ranks(wall.kernels_all_steps());
+    wall.rank_kernels = over_ranks(wall.kernels_total());
     wall.rank_communication = over_ranks(wall.communication);
     wall.rank_communication_beside = over_ranks(wall.communication_beside);
   }

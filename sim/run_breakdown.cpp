@@ -16,12 +16,21 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
   std::snprintf(buf, sizeof buf, "  wall: start-up %.3f s + steady state %.3f s + final flush %.3f s\n", startup,
                 steady, final_flush);
   s += buf;
+  if (!startup_parts.empty()) {
+    s += "  start-up:";
+    for (std::size_t i = 0; i < startup_parts.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s %s %.3f s", i ? "," : "", startup_parts[i].first.c_str(),
+                    startup_parts[i].second);
+      s += buf;
+    }
+    s += "\n";
+  }
   std::snprintf(buf, sizeof buf,
-                "  steady state: kernels %.3f s (%.1f%%%s), diagnostics %.3f s, output staging %.3f s, waiting "
-                "for the output thread %.3f s\n",
-                kernels_all_steps(), 100 * kernel_share(),
-                timing_every > 1 ? (", scaled from every " + std::to_string(timing_every) + "th step").c_str() : "",
-                diagnostics, staging, writer_wait);
+                "  steady state: kernels %.3f s (%.1f%%: the steps' %.3f s%s, the diagnostics' passes %.3f s), "
+                "diagnostics on the host %.3f s, output staging %.3f s, waiting for the output thread %.3f s\n",
+                kernels_total(), 100 * kernel_share(), kernels_all_steps(),
+                timing_every > 1 ? (" scaled from every " + std::to_string(timing_every) + "th step").c_str() : "",
+                diagnostics_kernels, diagnostics, staging, writer_wait);
   s += buf;
   if (ranks > 1) {
     auto spread = [](const Spread& x) {
@@ -63,10 +72,15 @@ nlohmann::ordered_json RunBreakdown::json() const {
   nlohmann::ordered_json j;
   j["total_seconds"] = total();
   j["startup_seconds"] = startup;
+  nlohmann::ordered_json parts = nlohmann::ordered_json::object();
+  for (const auto& [what, sec] : startup_parts) parts[what] = sec;
+  j["startup_parts_seconds"] = parts;
   j["steady_seconds"] = steady;
   j["final_flush_seconds"] = final_flush;
   j["steps_per_second"] = steady > 0 ? double(steps) / steady : 0.0;
-  j["kernel_seconds"] = kernels_all_steps();
+  j["kernel_seconds"] = kernels_total();
+  j["step_kernel_seconds"] = kernels_all_steps();
+  j["diagnostics_kernel_seconds"] = diagnostics_kernels;
   j["kernel_share_of_steady"] = kernel_share();
   j["kernels_timed_every"] = timing_every;
   j["diagnostics_seconds"] = diagnostics;

@@ -7,20 +7,23 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tiersim {
 
 struct RunBreakdown {
-  double startup = 0;             // case, model, initial state and first upload, bandwidth figures, output set up
-  double steady = 0;              // from the first step to the last
-  double final_flush = 0;         // after the last step: the output thread drains, telemetry, summary
-  double kernels = 0;             // timed launches of the steady state, seconds
-  std::int64_t timing_every = 1;  // run.telemetry_every: kernels were timed on every N-th step only
-  double diagnostics = 0;         // diagnostics and non-finite checks (device reductions and their results)
-  double staging = 0;             // staging output: copies issued (GPU) or made (CPU)
-  double writer_wait = 0;         // the loop waited for a free output slot
-  double writer_busy = 0;         // the output thread writing files, behind the steps
+  double startup = 0;  // case, model, initial state and first upload, bandwidth figures, output set up
+  std::vector<std::pair<std::string, double>> startup_parts;  // where start-up went, in order (seconds)
+  double steady = 0;                                          // from the first step to the last
+  double final_flush = 0;          // after the last step: the output thread drains, telemetry, summary
+  double kernels = 0;              // timed launches of the steady state's steps, seconds
+  double diagnostics_kernels = 0;  // the diagnostics' passes on the device (KernelRecord::diagnostics)
+  std::int64_t timing_every = 1;   // run.telemetry_every: kernels were timed on every N-th step only
+  double diagnostics = 0;          // host time of diagnostics and non-finite checks (queueing, reading the results)
+  double staging = 0;              // staging output: copies issued (GPU) or made (CPU)
+  double writer_wait = 0;          // the loop waited for a free output slot
+  double writer_busy = 0;          // the output thread writing files, behind the steps
   // Host time of the steady state in queuing the steps (launches, exchanges posted) and, under
   // several ranks, in agreeing once a step whether to stop: where the GPU idles, these say
   // whether the host kept it waiting (summary.json only).
@@ -48,7 +51,9 @@ struct RunBreakdown {
   // Kernel time of every step of the steady state (scaled up from the timed steps when only
   // every N-th was timed; said so in the text).
   double kernels_all_steps() const { return kernels * double(timing_every < 1 ? 1 : timing_every); }
-  double kernel_share() const { return steady > 0 ? kernels_all_steps() / steady : 0; }
+  // The steps' kernels and the diagnostics' passes: every launch of the steady state.
+  double kernels_total() const { return kernels_all_steps() + diagnostics_kernels; }
+  double kernel_share() const { return steady > 0 ? kernels_total() / steady : 0; }
   // The lines printed after the summary table; `verb` is "finished" or "stopped after".
   std::string text(const std::string& verb, const std::string& conservation) const;
   // summary.json's "wall".

@@ -28,10 +28,10 @@ struct Grid {
 
   // In parallel (OpenMP): each point is f of its coordinates alone, so the values are those of a
   // serial loop (and of the whole grid's, plane for plane), and a 1024^3 grid is sampled in a
-  // fraction of a second instead of many seconds.
+  // fraction of a second instead of many seconds (first touch included: HostArray).
   template <class F>
-  std::vector<double> sample(F&& f) const {
-    std::vector<double> v(points());
+  HostArray<double> sample(F&& f) const {
+    HostArray<double> v(points());
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < nk; ++k)
       for (int j = 0; j < p.ny; ++j)
@@ -40,7 +40,7 @@ struct Grid {
   }
 
   // A Gaussian of standard deviation `width` centred in the domain, on a background.
-  std::vector<double> gaussian(double width, double amplitude, double background) const {
+  HostArray<double> gaussian(double width, double amplitude, double background) const {
     const double cx = extent(0) / 2, cy = extent(1) / 2, cz = extent(2) / 2, s2 = 2 * width * width;
     return sample([&](double x, double y, double z) {
       const double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz);
@@ -49,13 +49,13 @@ struct Grid {
   }
 
   // The engines' discrete Laplacian of an interior field (halo from the boundary condition).
-  std::vector<double> laplacian_of(const std::vector<double>& u) const {
+  HostArray<double> laplacian_of(const HostArray<double>& u) const {
     HostGrid<double> grid(p.nx, p.ny, p.nz, p.radius);
     grid.set_interior(u.data());
     const GridView<double> g = grid.view();
     fill_halo_host(g, p.boundary, p.field_boundary_value(0));
     const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(p.radius, p.h[0], p.h[1], p.h[2]);
-    std::vector<double> out(u.size());
+    HostArray<double> out(u.size());
     auto sweep = [&](auto radius) {
       constexpr int R = decltype(radius)::value;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -85,10 +85,22 @@ struct Grid {
   }
 };
 
+// The state of one or two arrays (moved in: no copy of a gigabyte).
+InitialState one(HostArray<double> a) {
+  InitialState s;
+  s.fields.push_back(std::move(a));
+  return s;
+}
+InitialState two(HostArray<double> a, HostArray<double> b) {
+  InitialState s = one(std::move(a));
+  s.fields.push_back(std::move(b));
+  return s;
+}
+
 // Heat: a Gaussian pulse on a background.
 InitialState initial(equations::Heat, const Case& c, const Grid& g, double) {
-  return {{g.gaussian(c.get_float("heat.pulse_width"), c.get_float("heat.amplitude"), c.get_float("heat.background"))},
-          {}};
+  return one(
+      g.gaussian(c.get_float("heat.pulse_width"), c.get_float("heat.amplitude"), c.get_float("heat.background")));
 }
 
 // Wave: u(0) and u(-dt).
@@ -97,43 +109,48 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
   const double speed = p.constants<equations::Wave>().speed;
   const std::string init = c.get_string("wave.initial");
   if (init == "source") {  // at rest, zero, driven by a Ricker point source
-    const std::vector<double> zero(g.points(), 0.0);
+    auto zero = [](double, double, double) { return 0.0; };
     PointSource s;
     const double fr[3] = {c.get_float("wave.source_x"), c.get_float("wave.source_y"), c.get_float("wave.source_z")};
     for (int a = 0; a < 3; ++a) s.at[a] = std::min(g.n(a) - 1, int(fr[a] * g.n(a)));
     s.frequency = c.get_float("wave.source_frequency");
     s.delay = c.get_float("wave.source_delay") > 0 ? c.get_float("wave.source_delay") : 1.2 / s.frequency;
     s.amplitude = c.get_float("wave.source_amplitude");
-    return {{zero, zero}, s};
+    InitialState st;
+    st.fields.push_back(g.sample(zero));
+    st.fields.push_back(g.sample(zero));
+    st.source = s;
+    return st;
   }
   if (init == "pulse") {
     // At rest at t = 0: u(-dt) = u + (c dt)^2 / 2 lap u (Taylor, u_t = 0, u_tt = c^2 lap u). Leaving
     // u(-dt) = u would put the rest at t = -dt/2: an error of first order in dt. The Laplacian
     // needs the neighbours: the whole grid (initial_state takes the slab).
     const Grid w = g.whole();
-    std::vector<double> u = w.gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
-    const std::vector<double> lap = w.laplacian_of(u);
-    std::vector<double> prev(u.size());
+    HostArray<double> u = w.gaussian(c.get_float("wave.pulse_width"), 1.0, 0.0);
+    HostArray<double> prev = w.laplacian_of(u);
     const double half_c2dt2 = 0.5 * speed * speed * dt * dt;
-    for (std::size_t q = 0; q < u.size(); ++q) prev[q] = u[q] + half_c2dt2 * lap[q];
-    return {{std::move(u), std::move(prev)}, {}};
+    const long long n = (long long)u.size();
+#pragma omp parallel for schedule(static)
+    for (long long q = 0; q < n; ++q) prev[std::size_t(q)] = u[std::size_t(q)] + half_c2dt2 * prev[std::size_t(q)];
+    return two(std::move(u), std::move(prev));
   }
   // Standing: sin(kx x) sin(ky y) sin(kz z) cos(w t): u(0) and u(-dt) exactly.
   const double m = double(c.get_int("wave.mode"));
   const double kx = 2 * kPi * m / g.extent(0), ky = 2 * kPi * m / g.extent(1), kz = 2 * kPi * m / g.extent(2);
   const double w = speed * std::sqrt(kx * kx + ky * ky + kz * kz);
-  std::vector<double> u =
-      g.sample([&](double x, double y, double z) { return std::sin(kx * x) * std::sin(ky * y) * std::sin(kz * z); });
-  std::vector<double> prev = u;
-  for (auto& x : prev) x *= std::cos(w * dt);
-  return {{std::move(u), std::move(prev)}, {}};
+  auto mode_shape = [&](double x, double y, double z) {
+    return std::sin(kx * x) * std::sin(ky * y) * std::sin(kz * z);
+  };
+  const double cwdt = std::cos(w * dt);
+  return two(g.sample(mode_shape), g.sample([&](double x, double y, double z) { return mode_shape(x, y, z) * cwdt; }));
 }
 
 // Gray-Scott: the unreacted (U, V) = (1, 0) with seed cubes of (0.5, 0.25), or noise everywhere;
 // uniform noise on both, clamped to [0, 1].
 InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double) {
   const StencilProblem& p = g.p;
-  std::vector<double> u(std::size_t(p.points()), 1.0), v(std::size_t(p.points()), 0.0);
+  HostArray<double> u(std::size_t(p.points()), 1.0), v(std::size_t(p.points()), 0.0);
   std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
   std::uniform_real_distribution<double> uni(0.0, 1.0);
   const double noise = c.get_float("gray_scott.noise");
@@ -152,7 +169,7 @@ InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double)
     u[q] = std::clamp(u[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
     v[q] = std::clamp(v[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
   }
-  return {{std::move(u), std::move(v)}, {}};
+  return two(std::move(u), std::move(v));
 }
 
 // Allen-Cahn: uniform noise in [-a, a] with its mean removed (equal shares of the two phases: the
@@ -165,20 +182,18 @@ InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double)
   const StencilProblem& p = g.p;
   if (c.get_string("allen_cahn.initial") == "slab") {
     const double w = std::sqrt(2.0) * p.constants<equations::AllenCahn>().epsilon, L = g.extent(0);
-    return {{g.sample([&](double x, double, double) {
-              return std::tanh((x - L / 4) / w) - std::tanh((x - 3 * L / 4) / w) - 1;
-            })},
-            {}};
+    return one(g.sample(
+        [&](double x, double, double) { return std::tanh((x - L / 4) / w) - std::tanh((x - 3 * L / 4) / w) - 1; }));
   }
   std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
   std::uniform_real_distribution<double> uni(-1.0, 1.0);
   const double a = c.get_float("allen_cahn.noise");
-  std::vector<double> u(std::size_t(p.points()));
+  HostArray<double> u(std::size_t(p.points()));
   double mean = 0;
   for (auto& x : u) x = a * uni(rng), mean += x;
   mean /= double(u.size());
   for (auto& x : u) x -= mean;
-  return {{std::move(u)}, {}};
+  return one(std::move(u));
 }
 
 }  // namespace
@@ -212,8 +227,8 @@ InitialState initial_state(const Case& c, const StencilProblem& p, double dt, in
     if (f.size() != std::size_t(p.points()))
       throw Error(std::string("initial conditions of ") + name(p.equation) + ": an array of " +
                   std::to_string(f.size()) + " values");
-    f = std::vector<double>(f.begin() + std::ptrdiff_t(plane * std::size_t(z0)),
-                            f.begin() + std::ptrdiff_t(plane * std::size_t(z0 + nz)));
+    f = HostArray<double>(f.begin() + std::ptrdiff_t(plane * std::size_t(z0)),
+                          f.begin() + std::ptrdiff_t(plane * std::size_t(z0 + nz)));
   }
   return s;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/host_array.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/case.hpp"
 
@@ -18,7 +19,7 @@ struct PointSource {
 };
 
 struct InitialState {
-  std::vector<std::vector<double>> fields;  // every array of the state (Eq::kStateNames), interior, x fastest
+  std::vector<HostArray<double>> fields;  // every array of the state (Eq::kStateNames), interior, x fastest
   std::optional<PointSource> source;
 };
 

@@ -11,8 +11,10 @@
 // ranks, and outputs gathered on rank 0.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "base/comm.hpp"
@@ -72,19 +74,6 @@ FieldStats reduce_stats(const FieldStats& st, std::int64_t offset) {
   return g;
 }
 
-// What an equation's observe() reads (kernels/physics/equation.hpp), over the engine: the whole
-// grid's (`global`) figures, reduced over the ranks (collective).
-struct EngineProbe {
-  StencilEngine& engine;
-  const StencilProblem& global;
-  std::int64_t offset;  // points of the grid below this rank's slab
-  double dt;
-  FieldStats stats(int field) { return reduce_stats(engine.stats(field), offset); }
-  double cell_volume() const { return global.h[0] * global.h[1] * global.h[2]; }
-  double points() const { return double(global.points()); }
-  double wave_energy() { return comm::sum(engine.wave_energy(dt)); }
-};
-
 // A stencil model's staged output: each field's interior in the run's precision.
 struct StagedFields final : StagedOutput {
   std::int64_t step = 0;
@@ -136,7 +125,7 @@ class StencilModel final : public Model {
 
  public:
   // p: the whole grid; the engine gets this rank's slab of it.
-  StencilModel(const Case& c, Strategy s, const StencilProblem& p)
+  StencilModel(const Case& c, Strategy s, const StencilProblem& p, bool output)
       : s_(s),
         g_(p),
         p_(z_slab(p, comm::rank(), comm::size())),
@@ -164,6 +153,16 @@ class StencilModel final : public Model {
     StencilTuning tuning;
     tuning.temporal_steps = int(c.get_int("stencil.temporal_steps"));
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_, tuning) : make_stencil_cpu(s_, p_);
+    // The staging buffers of the outputs in flight (stage_output) are page-locked behind the
+    // initial state, on a thread of their own: about 0.2-0.5 s per GB.
+    if (output) {
+      const std::size_t scalar = s_.precision == Precision::Fp64 ? sizeof(double) : sizeof(float);
+      if (comm::is_root())
+        reserve_host_buffers_behind(std::size_t(g_.points()) * scalar, kStateFields * (output_slots_ + 1));
+      else
+        reserve_host_buffers_behind(std::size_t(p_.points()) * scalar, kStateFields);
+      reserved_ = true;
+    }
     // This rank's planes only (the same values as the whole grid's there).
     InitialState init = initial_state(c, g_, dt_, p_.z0, p_.nz);
     for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
@@ -228,9 +227,48 @@ class StencilModel final : public Model {
   }
 
   Observables observe() override {
-    EngineProbe probe{*eng_, g_, slab_offset(), dt_};
-    const Observables o = Eq::observe(probe);
-    if (!have_q0_) q0_ = o[std::size_t(Eq::kHeadline.observable)].second, have_q0_ = true;
+    queue_observation();
+    return take_observation().values;
+  }
+
+  // The reductions queued on the engine behind the steps (on the GPU: kernels, a small copy and
+  // an event), read back by take_observation.
+  void queue_observation() override {
+    queued_reductions_ = eng_->queue_reductions(std::is_same_v<Eq, equations::Wave>, dt_);
+  }
+
+  bool queues_observations() const override { return true; }
+  void await_observation() override {
+    if (!queued_reductions_) return;
+    taken_ = queued_reductions_();
+    queued_reductions_ = nullptr;
+  }
+
+  Observation take_observation() override {
+    await_observation();
+    if (!taken_) throw Error("stencil: no observation queued");
+    const StencilEngine::Reductions r = std::move(*taken_);
+    taken_.reset();
+    std::vector<FieldStats> global;
+    for (const FieldStats& st : r.stats) global.push_back(reduce_stats(st, slab_offset()));
+    const double energy = comm::sum(r.wave_energy);
+    // What an equation's observe() reads (kernels/physics/equation.hpp): the whole grid's figures.
+    struct Probe {
+      const std::vector<FieldStats>& st;
+      const StencilProblem& global;
+      double energy;
+      FieldStats stats(int field) const { return st[std::size_t(field)]; }
+      double cell_volume() const { return global.h[0] * global.h[1] * global.h[2]; }
+      double points() const { return double(global.points()); }
+      double wave_energy() const { return energy; }
+    } probe{global, g_, energy};
+    Observation o;
+    o.values = Eq::observe(probe);
+    if (!have_q0_) q0_ = o.values[std::size_t(Eq::kHeadline.observable)].second, have_q0_ = true;
+    for (int f = 0; f < kStateFields; ++f)
+      if (global[std::size_t(f)].non_finite > 0)
+        o.non_finite.push_back(
+            {Eq::kStateNames[std::size_t(f)], update_kernel(), global[std::size_t(f)].first_non_finite});
     return o;
   }
 
@@ -266,8 +304,9 @@ class StencilModel final : public Model {
       return nullptr;
     }
     // Up to run.output_slots outputs wait for the writer while the next is staged: the buffers
-    // of all of them are pinned now, at the first output (start-up), not on a later output's step
-    // (page-locking takes about 0.2 s per GB). With slots sized from memory, those of the default.
+    // of all of them are pinned in start-up (behind the initial state, or here at the first
+    // output), not on a later output's step (page-locking takes about 0.2 s per GB). With slots
+    // sized from memory, those of the default.
     const std::size_t field_bytes = std::size_t(g_.points()) * scalar;
     if (!reserved_) reserve_host_buffers(field_bytes, kStateFields * (output_slots_ + 1)), reserved_ = true;
     auto staged = std::make_unique<StagedFields>();
@@ -358,8 +397,7 @@ class StencilModel final : public Model {
   // Uploads this rank's slab of an array of the whole grid (on one rank: the array).
   void upload_slab(int field, const std::vector<double>& global) {
     if (!p_.z_split()) return eng_->upload(field, global);
-    const auto first = global.begin() + slab_offset();
-    eng_->upload(field, std::vector<double>(first, first + p_.points()));
+    eng_->upload(field, global.data() + slab_offset(), std::size_t(p_.points()));
   }
 
   Strategy s_;
@@ -375,17 +413,19 @@ class StencilModel final : public Model {
   int output_slots_ = 2;   // run.output_slots (2 where sized from memory)
   bool have_q0_ = false;
   double q0_ = 0;
-  std::string update_kernel_;                 // as last recorded (take_records)
-  std::vector<KernelRecord> staged_records_;  // copies of outputs gathered on rank 0 (other ranks)
+  std::function<StencilEngine::Reductions()> queued_reductions_;  // queue_observation's, not yet awaited
+  std::optional<StencilEngine::Reductions> taken_;                // awaited, not yet taken
+  std::string update_kernel_;                                     // as last recorded (take_records)
+  std::vector<KernelRecord> staged_records_;                      // copies of outputs gathered on rank 0 (other ranks)
 };
 
 }  // namespace
 
-std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s) {
+std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, bool output) {
   if (c.get_string("run.model") != "stencil") throw Error("make_stencil_model: run.model is not stencil");
   const StencilProblem p = problem_from_case(c);
   return with_equation(p.equation, [&](auto eq) -> std::unique_ptr<Model> {
-    return std::make_unique<StencilModel<decltype(eq)>>(c, s, p);
+    return std::make_unique<StencilModel<decltype(eq)>>(c, s, p, output);
   });
 }
 

@@ -201,6 +201,7 @@ class CpuNbodyEngine final : public NbodyEngine {
     // Without the potential: the same pass, read for the non-finite check only.
     record(with_potential ? "nbody_diagnostics" : "nbody_finite_check", t0, bytes, bytes, 32.0 * owned, owned,
            "bodies");
+    records_.back().diagnostics = true;
     return d;
   }
 

@@ -43,9 +43,10 @@ class StencilCpu final : public StencilEngine {
 
   const StencilProblem& problem() const override { return p_; }
 
-  void upload(int field, const std::vector<double>& v) override {
-    check_field(field, v.size());
-    cur_[field].set_interior(v.data());
+  using StencilEngine::upload;
+  void upload(int field, const double* v, std::size_t n) override {
+    check_field(field, n);
+    cur_[field].set_interior(v);
   }
   std::vector<double> download(int field) override {
     check_field(field, std::size_t(p_.points()));

@@ -35,15 +35,16 @@ cudaEvent_t LaunchTimer::get_event() {
   return e;
 }
 
-KernelRecord& LaunchTimer::begin(const char* name, const std::string& strategy) {
+KernelRecord& LaunchTimer::begin(const char* name, const std::string& strategy, bool diagnostics) {
   if (open_) throw Error(std::string("LaunchTimer: begin(") + name + ") inside an open launch");
   if (pending_.size() >= kMaxPending) resolve(done_, true);
   Pending p;
   p.rec.kernel = name;
   p.rec.strategy = strategy;
   p.rec.step = telemetry_step();
+  p.rec.diagnostics = diagnostics;
   if (window_) window_->fill(p.rec);
-  if (tuning_.timed_at(p.rec.step)) {
+  if (diagnostics ? tuning_.kernel_timing : tuning_.timed_at(p.rec.step)) {
     p.start = get_event();
     p.stop = get_event();
   }

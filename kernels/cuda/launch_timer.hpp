@@ -78,7 +78,9 @@ class LaunchTimer {
   // Opens one launch: `name` for NVTX (and the record, unless the driver names it); strategy
   // for the record. Returns the record for the driver to fill (kernel name, cost model); it
   // stays valid until end().
-  KernelRecord& begin(const char* name, const std::string& strategy);
+  // diagnostics: a pass of the diagnostics (KernelRecord::diagnostics), timed whenever timing is
+  // on, not only on every Tuning::timing_every-th step.
+  KernelRecord& begin(const char* name, const std::string& strategy, bool diagnostics = false);
   // Closes the launch opened by begin(); returns its record (to add the cost model afterwards).
   KernelRecord& end();
   // A record timed by the caller on the host (rec.ms set: an exchange between ranks that waits

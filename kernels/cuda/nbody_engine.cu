@@ -190,7 +190,7 @@ class CudaNbodyEngine final : public NbodyEngine {
   // and the same pairs per body, so the same psi bit for bit (launch_nbody_forces).
   NbodyDiagnostics diagnostics(bool with_potential) override {
     if (with_potential && !potential_current_) force_pass(cuda::ForcePass::Potential);
-    KernelRecord& r = timer_.begin("nbody_diagnostics", strategy_);
+    KernelRecord& r = timer_.begin("nbody_diagnostics", strategy_, true);
     cuda::launch_nbody_diagnostics(dview_, psi_.as<double>(), scratch_.data(), scratch_bytes_, stream_, r, lo_, hi_);
     if (!with_potential) r.kernel = "nbody_finite_check";  // the same reduction, read for the check only
     timer_.end();

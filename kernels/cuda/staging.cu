@@ -2,6 +2,7 @@
 #include "kernels/cuda/staging.cuh"
 
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <mutex>
 #include <new>
@@ -29,10 +30,27 @@ PinnedPool& pinned_pool() {
   return *p;
 }
 
+// reserve_host_buffers_behind's work in flight (never destroyed, as the pool: a process that
+// ends meanwhile just ends).
+struct Reserving {
+  std::mutex mu;
+  std::future<void> done;
+};
+Reserving& reserving() {
+  static Reserving* r = new Reserving;
+  return *r;
+}
+void wait_reserving() {
+  Reserving& r = reserving();
+  std::lock_guard<std::mutex> lk(r.mu);
+  if (r.done.valid()) r.done.get();
+}
+
 }  // namespace
 
 HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
+  wait_reserving();
   {
     PinnedPool& pool = pinned_pool();
     std::lock_guard<std::mutex> lk(pool.mu);
@@ -54,6 +72,20 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   }
   ptr_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
   if (!ptr_) throw Error("out of host memory for an output staging buffer of " + format_bytes(double(bytes)));
+}
+
+void reserve_host_buffers_behind(std::size_t bytes, int count) {
+  if (bytes == 0 || !query_device().usable) return;
+  wait_reserving();
+  int device = 0;
+  TIERSIM_CUDA_CHECK(cudaGetDevice(&device), "the device of the staging buffers");
+  Reserving& r = reserving();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.done = std::async(std::launch::async, [=] {
+    // Without a device of its own the thread would pin for device 0 (and make a context there).
+    if (cudaSetDevice(device) != cudaSuccess) return (void)cudaGetLastError();
+    reserve_host_buffers(bytes, count);
+  });
 }
 
 void reserve_host_buffers(std::size_t bytes, int count) {

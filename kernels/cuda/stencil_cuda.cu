@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "base/comm.hpp"
+#include "base/host_array.hpp"
 #include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -122,9 +123,15 @@ class StencilCuda final : public StencilEngine {
 
   const StencilProblem& problem() const override { return p_; }
 
-  void upload(int field, const std::vector<double>& v) override {
-    check_field(field, v.size());
-    std::vector<T> host(spec_.elements(), T(0));
+  using StencilEngine::upload;
+  void upload(int field, const double* v, std::size_t n) override {
+    check_field(field, n);
+    // The grid whole (zeros in the halos and padding), made by the OpenMP threads from first touch on.
+    HostArray<T> host(spec_.elements());
+    const std::size_t plane = std::size_t(spec_.plane());
+    const long long planes = (long long)(host.size() / plane);
+#pragma omp parallel for schedule(static)
+    for (long long q = 0; q < planes; ++q) std::fill_n(host.data() + q * plane, plane, T(0));
     const GridView<T> hv = spec_.view(host.data());
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < p_.nz; ++k)
@@ -293,39 +300,52 @@ class StencilCuda final : public StencilEngine {
     // The diagnostics and the non-finite check of one step ask for the same statistics: one pass.
     auto& cached = stats_cache_[std::size_t(field)];
     if (cached.first == state_version_) return cached.second;
-    const int blocks =
-        cuda::launch_field_stats(views_[cur_[field]], partials_.template as<double>(), max_blocks_, stream_);
-    constexpr int np = cuda::kFieldStatsPartials;
-    const std::vector<double> h = fetch_partials(std::size_t(blocks) * np);
-    FieldStats st{0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
-    double bad = 0, first = std::numeric_limits<double>::infinity();
-    for (int b = 0; b < blocks; ++b) {
-      const double* p = &h[std::size_t(b) * np];
-      st.sum += p[0], st.sum_sq += p[1];
-      st.min = std::min(st.min, p[2]), st.max = std::max(st.max, p[3]);
-      bad += p[4], first = std::min(first, p[5]);
-    }
-    st.non_finite = std::int64_t(bad);
-    st.first_non_finite = st.non_finite > 0 ? std::int64_t(first) : -1;
-    cached = {state_version_, st};
-    return st;
+    const int blocks = launch_stats(field, partials_.template as<double>());
+    const std::vector<double> h = fetch_partials(std::size_t(blocks) * cuda::kFieldStatsPartials);
+    cached = {state_version_, sum_stats(h.data(), blocks)};
+    return cached.second;
   }
 
   double wave_energy(double dt) override {
-    if constexpr (std::is_same_v<Eq, equations::Wave>) {
-      cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.field_boundary_value(1)), stream_, p_.local_z_sides());
-      if (p_.z_split()) start_exchange(&cur_[1], 1), finish_exchange();
-      const double c = p_.template constants<Eq>().speed;
-      const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_, c * c, 1 / dt,
-                                                  partials_.template as<double>(), max_blocks_, stream_);
-      const std::vector<double> h = fetch_partials(std::size_t(blocks));
-      double e = 0;
-      for (int b = 0; b < blocks; ++b) e += h[std::size_t(b)];
-      return e;
-    } else {
-      (void)dt;
-      return 0;
+    const int blocks = launch_wave_energy(dt, partials_.template as<double>());
+    const std::vector<double> h = fetch_partials(std::size_t(blocks));
+    return sum_energy(h.data(), blocks);
+  }
+
+  // The same reductions into a buffer of their own, their partials copied into pinned memory
+  // behind them and an event recorded: the caller waits for that event, not for the stream.
+  std::function<Reductions()> queue_reductions(bool energy, double dt) override {
+    constexpr std::size_t np = cuda::kFieldStatsPartials;
+    const std::size_t per = np * std::size_t(max_blocks_);  // doubles of one field's partials
+    const std::size_t total = per * kStateFields + std::size_t(max_blocks_);
+    if (queued_host_.bytes() == 0) {
+      queued_dev_.allocate(total * sizeof(double), "queued reduction partials");
+      queued_host_ = HostBuffer(total * sizeof(double));
     }
+    double* dev = queued_dev_.template as<double>();
+    double* host = queued_host_.template as<double>();
+    std::vector<int> blocks(kStateFields);
+    for (int f = 0; f < kStateFields; ++f) {
+      blocks[std::size_t(f)] = launch_stats(f, dev + per * f);
+      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(host + per * f, dev + per * f, blocks[std::size_t(f)] * np * sizeof(double),
+                                         cudaMemcpyDeviceToHost, stream_),
+                         "queued reduction partials");
+    }
+    int eblocks = 0;
+    if (energy) {
+      eblocks = launch_wave_energy(dt, dev + per * kStateFields);
+      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(host + per * kStateFields, dev + per * kStateFields,
+                                         std::size_t(eblocks) * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+                         "queued reduction partials");
+    }
+    TIERSIM_CUDA_CHECK(cudaEventRecord(queued_.get(), stream_), "queued reductions");
+    return [this, blocks, eblocks, host, per] {
+      TIERSIM_CUDA_CHECK(cudaEventSynchronize(queued_.get()), "queued reductions");
+      Reductions r;
+      for (int f = 0; f < kStateFields; ++f) r.stats.push_back(sum_stats(host + per * f, blocks[std::size_t(f)]));
+      r.wave_energy = sum_energy(host + per * kStateFields, eblocks);
+      return r;
+    };
   }
 
   // The launches' records, then the halo exchanges' (on the exchange's stream).
@@ -509,6 +529,54 @@ class StencilCuda final : public StencilEngine {
     w.work_unit = "bytes";
   }
 
+  // The diagnostics' passes, recorded like every launch (a diagnostics step's cost is in the
+  // telemetry and the kernels' time). Statistics of state field `field`, per block into `partials`:
+  int launch_stats(int field, double* partials) {
+    timer_.begin("stencil_stats_cuda", strategy_, true);
+    const int blocks = cuda::launch_field_stats(views_[cur_[field]], partials, max_blocks_, stream_);
+    const double n = double(p_.points());
+    cost(timer_.end(), n * sizeof(T), n * sizeof(T), 4 * n, n);  // read once; sum, square, min, max
+    return blocks;
+  }
+  // The wave's discrete energy, per block into `partials` (its u(t - dt) halo filled first);
+  // 0 blocks for the other equations.
+  int launch_wave_energy(double dt, double* partials) {
+    if constexpr (std::is_same_v<Eq, equations::Wave>) {
+      cuda::launch_halo_fill(views_[cur_[1]], p_.boundary, T(p_.field_boundary_value(1)), stream_, p_.local_z_sides());
+      if (p_.z_split()) start_exchange(&cur_[1], 1), finish_exchange();
+      const double c = p_.template constants<Eq>().speed;
+      timer_.begin("stencil_wave_energy_cuda", strategy_, true);
+      const int blocks = cuda::launch_wave_energy(views_[cur_[0]], views_[cur_[1]], coeffs_dev_, c * c, 1 / dt,
+                                                  partials, max_blocks_, stream_);
+      const double n = double(p_.points());
+      // u and u(t - dt) read once; the Laplacian (1 + 6R) and the energy density (6) per point.
+      cost(timer_.end(), 2 * n * sizeof(T), 2 * n * sizeof(T), (7.0 + 6.0 * p_.radius) * n, n);
+      return blocks;
+    } else {
+      (void)dt, (void)partials;
+      return 0;
+    }
+  }
+  static double sum_energy(const double* partials, int blocks) {
+    double e = 0;
+    for (int b = 0; b < blocks; ++b) e += partials[b];
+    return e;
+  }
+  // A field's statistics from its blocks' partials (kFieldStatsPartials each, in the kernel's order).
+  static FieldStats sum_stats(const double* partials, int blocks) {
+    FieldStats st{0, 0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+    double bad = 0, first = std::numeric_limits<double>::infinity();
+    for (int b = 0; b < blocks; ++b) {
+      const double* p = partials + std::size_t(b) * cuda::kFieldStatsPartials;
+      st.sum += p[0], st.sum_sq += p[1];
+      st.min = std::min(st.min, p[2]), st.max = std::max(st.max, p[3]);
+      bad += p[4], first = std::min(first, p[5]);
+    }
+    st.non_finite = std::int64_t(bad);
+    st.first_non_finite = st.non_finite > 0 ? std::int64_t(first) : -1;
+    return st;
+  }
+
   std::vector<double> fetch_partials(std::size_t count) {
     std::vector<double> h(count);
     TIERSIM_CUDA_CHECK(cudaMemcpy(h.data(), partials_.data(), h.size() * sizeof(double), cudaMemcpyDeviceToHost),
@@ -545,6 +613,8 @@ class StencilCuda final : public StencilEngine {
   StencilCoeffs<T> coeffs_;
   StencilCoeffs<T>* coeffs_dev_ = nullptr;  // inside the arena
   cuda::DeviceBuffer partials_;
+  cuda::DeviceBuffer queued_dev_;           // queue_reductions: every field's partials and the energy's
+  HostBuffer queued_host_;                  // their pinned copy
   HostBuffer exchange_buf_;                 // Mpi: pinned, the halo planes on their way to and from other ranks
   std::vector<ZHaloPlanes> exchange_;       // the exchange in flight: device planes of each grid
   std::vector<ZHaloPlanes> exchange_host_;  // Mpi: their copies in exchange_buf_
@@ -566,7 +636,7 @@ class StencilCuda final : public StencilEngine {
   cuda::OwnedStream owned_comm_{cudaStreamNonBlocking, cuda::OwnedStream::Priority::Highest};
   cudaStream_t comm_ = owned_comm_.get();
   cuda::LaunchTimer comm_timer_{comm_, nullptr, s_.tuning};
-  cuda::OwnedEvent filled_, exchanged_;
+  cuda::OwnedEvent filled_, exchanged_, queued_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/stencil_device.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
 
 namespace tiersim::cuda {
@@ -110,35 +111,43 @@ __device__ __forceinline__ void block_reduce(double (&v)[sizeof...(Ops)], double
 // Statistics of the interior in one pass (kFieldStatsPartials per block): sum, sum of squares,
 // min, max, and the non-finite values' count and smallest linear interior index q (exact in a
 // double up to 2^53 points; 1e308: none).
-// The reductions walk the interior row by row (a block per row, its threads along x): one
-// division per row for (j, k), none per point (64-bit division per point made the statistics
-// of a 512^3 field take about 10x its read time).
+// A warp per row: one division per row for (j, k), none per point (64-bit division per point
+// made the statistics of a 512^3 field take about 10x its read time). Interior rows start on a
+// 128-byte line (layouts/grid.hpp), so a lane reads 16-byte vectors, kStatsLoads of them before
+// using any (64 bytes in flight per thread, where a 512-point fp32 row gives each lane 4 of its 128
+// vectors); a row's points past its last whole vector are read one by one.
+constexpr int kStatsWarps = kReduceThreads / 32, kStatsLoads = 4;
 template <class T>
 __global__ void __launch_bounds__(kReduceThreads) field_stats_kernel(GridView<T> g, double* partials) {
+  constexpr int VW = V<T>::n;
   double v[kFieldStatsPartials] = {0, 0, 1e308, -1e308, 0, 1e308};
+  auto add = [&](double d, long long q) {
+    v[0] += d, v[1] += d * d, v[2] = fmin(v[2], d), v[3] = fmax(v[3], d);
+    if (!isfinite(d)) v[4] += 1, v[5] = fmin(v[5], double(q));
+  };
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const long long rows = (long long)g.ny * g.nz;
-  // kStatsLoads values of a row per thread loaded before any is used, so that several reads are
-  // in flight (one at a time before; heat 1024^3 fp32 on an H200, 20 diagnostics: 0.276 -> 0.206 s).
-  constexpr int kStatsLoads = 4;
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-    const int j = int(row % g.ny), k = int(row / g.ny);
-    const T* p = &g(0, j, k);
-    for (int i0 = threadIdx.x; i0 < g.nx; i0 += kStatsLoads * blockDim.x) {
-      T x[kStatsLoads];
+  const int nv = g.nx / VW;  // whole vectors of a row
+  for (long long row = (long long)blockIdx.x * kStatsWarps + warp; row < rows;
+       row += (long long)gridDim.x * kStatsWarps) {
+    const T* p = &g(0, int(row % g.ny), int(row / g.ny));
+    const long long q0 = row * g.nx;  // linear interior index of the row's first point
+    for (int v0 = lane; v0 < nv; v0 += 32 * kStatsLoads) {
+      V<T> x[kStatsLoads];
 #pragma unroll
       for (int u = 0; u < kStatsLoads; ++u) {
-        const int i = i0 + u * int(blockDim.x);
-        x[u] = i < g.nx ? p[i] : T(0);
+        const int vi = v0 + 32 * u;
+        if (vi < nv) x[u] = ld16(p + vi * VW);
       }
 #pragma unroll
       for (int u = 0; u < kStatsLoads; ++u) {
-        const int i = i0 + u * int(blockDim.x);
-        if (i >= g.nx) break;
-        const double d = x[u];
-        v[0] += d, v[1] += d * d, v[2] = fmin(v[2], d), v[3] = fmax(v[3], d);
-        if (!isfinite(d)) v[4] += 1, v[5] = fmin(v[5], double(row * g.nx + i));
+        const int vi = v0 + 32 * u;
+        if (vi >= nv) break;
+#pragma unroll
+        for (int e = 0; e < VW; ++e) add(x[u].e[e], q0 + vi * VW + e);
       }
     }
+    for (int i = nv * VW + lane; i < g.nx; i += 32) add(p[i], q0 + i);
   }
   block_reduce<Reduce::Sum, Reduce::Sum, Reduce::Min, Reduce::Max, Reduce::Sum, Reduce::Min>(v, partials);
 }
@@ -204,7 +213,7 @@ void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_s
 
 template <class T>
 int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, cudaStream_t s) {
-  const int blocks = reduce_blocks((long long)g.ny * g.nz, max_blocks);
+  const int blocks = reduce_blocks(((long long)g.ny * g.nz + kStatsWarps - 1) / kStatsWarps, max_blocks);
   field_stats_kernel<T><<<blocks, kReduceThreads, 0, s>>>(g, partials);
   TIERSIM_CUDA_CHECK_LAUNCH("field_stats_kernel", std::to_string(blocks) + " blocks");
   return blocks;

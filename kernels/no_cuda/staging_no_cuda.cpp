@@ -34,6 +34,7 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
 }
 
 void reserve_host_buffers(std::size_t, int) {}
+void reserve_host_buffers_behind(std::size_t, int) {}
 
 double measure_pinned_link_gbs(bool) { throw Error("no GPU: " + query_device().why_not); }
 

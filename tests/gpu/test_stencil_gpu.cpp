@@ -272,6 +272,42 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
 // at known indices of a random field, every state field of every equation, both precisions, on a
 // small grid (one point per reduction thread) and on one with more points than the reduction has
 // threads (each thread visits several). Checked against the indices placed and the CPU engine.
+// Diagnostics behind the steps: reductions queued at one moment and taken after more steps were
+// queued give that moment's figures, bit for bit those of stats() and wave_energy() then.
+TEST(StencilGpu, QueuedReductionsAreThoseOfTheMomentTheyWereQueued) {
+  SKIP_WITHOUT_GPU();
+  for (Equation eq : all_equations())
+    for (Precision pr : {Precision::Fp32, Precision::Fp64}) {
+      const StencilProblem p = problem(eq, 2, 37, 50, 29);
+      auto gpu = make_stencil_cuda(strategy(Backend::Cuda, pr, Tiling::Shared, CoeffSpace::Constant), p);
+      const int fields = stencil_field_count(eq);
+      for (int f = 0; f < fields; ++f) gpu->upload(f, random_field(p.points(), 90 + unsigned(f), 0.2, 1.0));
+      const bool wave = eq == Equation::Wave;
+      const double dt = 1e-4;
+      std::vector<FieldStats> then;
+      for (int f = 0; f < fields; ++f) then.push_back(gpu->stats(f));
+      const double energy_then = wave ? gpu->wave_energy(dt) : 0.0;
+      auto take = gpu->queue_reductions(wave, dt);
+      for (int i = 0; i < 3; ++i) gpu->step(dt);
+      const StencilEngine::Reductions r = take();
+      const std::string what = std::string(name(eq)) + " " + name(pr);
+      ASSERT_EQ(r.stats.size(), std::size_t(fields)) << what;
+      for (int f = 0; f < fields; ++f) {
+        const FieldStats& a = r.stats[std::size_t(f)];
+        const FieldStats& b = then[std::size_t(f)];
+        EXPECT_EQ(a.sum, b.sum) << what << " field " << f;
+        EXPECT_EQ(a.sum_sq, b.sum_sq) << what << " field " << f;
+        EXPECT_EQ(a.min, b.min) << what << " field " << f;
+        EXPECT_EQ(a.max, b.max) << what << " field " << f;
+        EXPECT_EQ(a.non_finite, 0) << what;
+        EXPECT_EQ(a.first_non_finite, -1) << what;
+      }
+      EXPECT_EQ(r.wave_energy, energy_then) << what;
+      // The steps changed the state: the figures now are not those queued.
+      EXPECT_NE(gpu->stats(0).sum_sq, then[0].sum_sq) << what;
+    }
+}
+
 TEST(StencilGpu, StatisticsCountNonFiniteValuesAndTheFirstIndex) {
   SKIP_WITHOUT_GPU();
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();

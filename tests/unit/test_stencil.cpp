@@ -1005,8 +1005,8 @@ TEST(StencilInitial, SlabsHoldTheWholeGridsValuesPlaneForPlane) {
       const InitialState slab = initial_state(c, p, 1e-4, z0, nz);
       ASSERT_EQ(slab.fields.size(), whole.fields.size()) << equation << keys;
       for (std::size_t f = 0; f < whole.fields.size(); ++f) {
-        const std::vector<double> want(whole.fields[f].begin() + std::ptrdiff_t(plane * std::size_t(z0)),
-                                       whole.fields[f].begin() + std::ptrdiff_t(plane * std::size_t(z0 + nz)));
+        const HostArray<double> want(whole.fields[f].begin() + std::ptrdiff_t(plane * std::size_t(z0)),
+                                     whole.fields[f].begin() + std::ptrdiff_t(plane * std::size_t(z0 + nz)));
         EXPECT_TRUE(slab.fields[f] == want) << equation << " " << keys << " field " << f << " planes " << z0;
       }
     }
