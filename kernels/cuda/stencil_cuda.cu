@@ -233,19 +233,6 @@ class StencilCuda final : public StencilEngine {
     x_images_written_ = images;  // until a launch says it did not write them
     if (!p_.z_split() && !t_.split_z) {
       update_planes(l, 0, p_.nz, false);
-    } else if (p_.z_split() && inner > 0 && s_.transport == Transport::Nccl) {
-      // The z faces beside the interior update: queued on the exchange's stream after the
-      // exchange (and after the halo passes and the coefficients, ready_), at its higher priority,
-      // so that their blocks run as SMs free up instead of as two short launches after the
-      // interior update (4 x H200, heat R = 4 1024^3: 0.033 ms each at 26% of copy there).
-      TIERSIM_CUDA_CHECK(cudaEventRecord(ready_.get(), stream_), "z faces");
-      update_planes(l, r, inner, false);
-      finish_exchange(false);
-      TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(comm_, ready_.get()), "z faces");
-      update_planes(l, 0, r, true, comm_, comm_timer_);
-      update_planes(l, p_.nz - r, r, true, comm_, comm_timer_);
-      TIERSIM_CUDA_CHECK(cudaEventRecord(exchanged_.get(), comm_), "z faces");
-      wait_for_comm("halo_exchange_and_zfaces_wait");
     } else {
       if (inner > 0) update_planes(l, r, inner, false);
       if (p_.z_split()) finish_exchange();
@@ -432,20 +419,15 @@ class StencilCuda final : public StencilEngine {
 
   // The update of planes [k0, k0 + n): the whole grid (0, nz), the interior of a split step, or
   // one of its z faces (`faces`: the record's kernel name says so). Costs scale with the planes.
-  // Planes k0 .. k0 + n - 1 (faces: a z face's R planes), on the engine's stream or another.
   void update_planes(cuda::StencilLaunch<T, Eq> l, int k0, int n, bool faces) {
-    update_planes(std::move(l), k0, n, faces, stream_, timer_);
-  }
-  void update_planes(cuda::StencilLaunch<T, Eq> l, int k0, int n, bool faces, cudaStream_t s,
-                     cuda::LaunchTimer& timer) {
     if (k0 != 0 || n != p_.nz) {
       for (int f = 0; f < kFields; ++f) l.in[f] = z_range(l.in[f], k0, n), l.out[f] = z_range(l.out[f], k0, n);
       if constexpr (Eq::kPreviousLevel) l.prev = l.out[0].origin;
     }
-    timer.begin(update_name_.c_str(), strategy_);
-    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, s);
+    timer_.begin(update_name_.c_str(), strategy_);
+    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     x_images_written_ = x_images_written_ && info.x_images;
-    KernelRecord& rec = timer.end();
+    KernelRecord& rec = timer_.end();
     rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
     const double share = double(n) / double(p_.nz);
     cost(rec, share * stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
@@ -517,9 +499,7 @@ class StencilCuda final : public StencilEngine {
   // Ends what start_exchange began (Mpi: the host waits for the planes, trades them over MPI and
   // queues the copies up; the GPU meanwhile runs what was queued since), then makes the engine's
   // stream wait for the halos: that wait is its own record (communication the kernels did not hide).
-  // wait: the engine's stream waits for the exchange here (false: the caller queues more on the
-  // exchange's stream first and waits with wait_for_comm).
-  void finish_exchange(bool wait = true) {
+  void finish_exchange() {
     const std::size_t bytes = exchange_bytes_;
     const int n = int(exchange_.size());
     if (s_.transport != Transport::Nccl) {
@@ -541,14 +521,8 @@ class StencilCuda final : public StencilEngine {
     x.bytes_compulsory = x.bytes_modelled = x.work = z_exchange_bytes(p_, exchange_.size(), bytes);
     x.work_unit = "bytes";
     x.communication = x.overlapped = true;
-    if (!wait) return;
     TIERSIM_CUDA_CHECK(cudaEventRecord(exchanged_.get(), comm_), "halo exchange");
-    wait_for_comm("halo_exchange_wait");
-  }
-  // The engine's stream waits for exchanged_ (recorded on the exchange's stream): a record of the
-  // time the steps waited, on their path.
-  void wait_for_comm(const char* what) {
-    timer_.begin(what, strategy_);
+    timer_.begin("halo_exchange_wait", strategy_);
     TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, exchanged_.get()), "waiting for the halo exchange");
     KernelRecord& w = timer_.end();
     w.communication = true;
@@ -662,7 +636,7 @@ class StencilCuda final : public StencilEngine {
   cuda::OwnedStream owned_comm_{cudaStreamNonBlocking, cuda::OwnedStream::Priority::Highest};
   cudaStream_t comm_ = owned_comm_.get();
   cuda::LaunchTimer comm_timer_{comm_, nullptr, s_.tuning};
-  cuda::OwnedEvent filled_, exchanged_, queued_, ready_;
+  cuda::OwnedEvent filled_, exchanged_, queued_;
 };
 
 }  // namespace
