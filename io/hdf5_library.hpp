@@ -97,12 +97,13 @@ class Hdf5Calls {
  public:
   std::string file;  // every message starts with it
   // The file being written, where its large writes should start the disk as they go: every
-  // kWritebackBytes written (a slab of write_fixed, chunks of write_checked), its dirty pages are
+  // writeback_every bytes written (a slab of write_fixed, chunks of write_checked), its dirty pages are
   // handed to the disk (start_writeback), so the disk writes while the rest is produced instead of
   // from the close on (the idea of RocksDB's bytes_per_sync). Empty: no pacing.
   std::string writeback;
-  mutable std::size_t unpaced_ = 0;  // written since the disk was last started (an aggregate: public)
   static constexpr std::size_t kWritebackBytes = std::size_t(64) << 20;
+  std::size_t writeback_every = kWritebackBytes;  // (tests write small slabs)
+  mutable std::size_t unpaced = 0;                // written since the disk was last started
 
   Hdf5Handle group(hid_t loc, const std::string& name) const {
     return {hdf5_check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), file, "cannot open group " + name), H5Gclose};
@@ -181,12 +182,13 @@ class Hdf5Calls {
     std::size_t row_bytes = H5Tget_size(memtype);
     for (std::size_t k = 1; k < d.size(); ++k) row_bytes *= std::size_t(d[k]);
     const hsize_t rows = d.empty() ? 1 : d[0];
-    if (writeback.empty() || d.empty() || row_bytes * rows < 2 * kWritebackBytes) {
+    if (writeback.empty() || d.empty() || row_bytes * rows < 2 * writeback_every) {
       hdf5_check_status(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file, "cannot write " + name);
       return;
     }
-    // In slabs of whole rows (planes of a field) of about kWritebackBytes, the disk started after each.
-    const hsize_t per = std::max<hsize_t>(1, kWritebackBytes / row_bytes);
+    // In slabs of whole rows (planes of a field) of about writeback_every bytes, the disk started
+    // after each.
+    const hsize_t per = std::max<hsize_t>(1, writeback_every / row_bytes);
     for (hsize_t r0 = 0; r0 < rows; r0 += per) {
       std::vector<hsize_t> start(d.size(), 0), count = d;
       start[0] = r0;
@@ -206,10 +208,10 @@ class Hdf5Calls {
   // Pacing of `writeback` (above): bytes just written.
   void wrote(std::size_t bytes) const {
     if (writeback.empty()) return;
-    unpaced_ += bytes;
-    if (unpaced_ < kWritebackBytes) return;
+    unpaced += bytes;
+    if (unpaced < writeback_every) return;
     start_writeback(writeback);
-    unpaced_ = 0;
+    unpaced = 0;
   }
 
   Hdf5Handle string_type(std::size_t len) const {

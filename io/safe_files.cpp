@@ -45,8 +45,10 @@ PathType path_type(const std::string& path) {
   return PathType::Other;
 }
 
+std::string temporary_name(const std::string& path) { return path + ".tmp"; }
+
 std::string fresh_temporary_name(const std::string& path) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = temporary_name(path);
   remove_entry(tmp);
   return tmp;
 }

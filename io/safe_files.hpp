@@ -18,6 +18,9 @@ namespace tiersim {
 // Writes text to path.tmp, flushes it to disk, and renames it over path. Throws Error naming the path.
 void write_file_atomically(const std::string& path, const std::string& text);
 
+// The name a file is written under before it is renamed over `path`: path.tmp.
+std::string temporary_name(const std::string& path);
+
 // Prepares path.tmp for a library that creates the file itself by name (HDF5): removes whatever
 // has that name (a file, or a link, never what it points to) so that an exclusive create
 // (H5F_ACC_EXCL: O_CREAT | O_EXCL, which fails on a link) can follow. Returns path.tmp.

@@ -86,7 +86,7 @@ void StepFileWriter::close(const StepFileRecord& record) {
     throw Error(p + ": cannot write: " + why);
   }
   try {
-    publish(p + ".tmp", p);
+    publish(temporary_name(p), p);
   } catch (...) {
     drop();
     throw;
@@ -101,7 +101,7 @@ void StepFileWriter::drop() {
   file_.close();  // may fail again; close_hdf5 remembers it
   H5Eclear2(H5E_DEFAULT);
   std::error_code ec;
-  fs::remove(path(step) + ".tmp", ec);
+  fs::remove(temporary_name(path(step)), ec);
   step_ = -1;
   dropped_.push_back(step);
 }
@@ -155,7 +155,7 @@ void StepFileWriter::write_field_data(std::int64_t step, const std::string& name
   constexpr bool dp = std::is_same_v<T, double>;
   const hid_t sf = open(step);
   guarded([&] {
-    const Hdf5Calls sh{path(step), path(step) + ".tmp"};
+    const Hdf5Calls sh{path(step), temporary_name(path(step))};
     if (!sh.exists(sf, "/fields")) sh.make_group(sf, "fields");
     Hdf5Handle fg = sh.group(sf, "/fields");
     sh.write_fixed(fg, name, dp ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, dp ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT,
