@@ -212,10 +212,12 @@ RunResult run_case(const RunOptions& options) {
   // The state the run starts from is checked before anything is written: physically absurd
   // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
   // a NaN in it is refused rather than continued until the next diagnostics.
-  Observables obs = model->observe();
+  model->queue_observation();
+  Observation initial = model->take_observation();  // the observables and the non-finite check, in one pass
+  Observables obs = std::move(initial.values);
   startup_part("initial diagnostics");
   std::pair<std::string, double> cons = model->conservation(obs);
-  if (const std::string bad = non_finite_values(*model, observables_text(obs)); !bad.empty()) {
+  if (const std::string bad = non_finite_text(initial.non_finite, observables_text(obs)); !bad.empty()) {
     if (restart)
       throw Error(ckpt_path + ": non-finite values in " + bad + " at step " + std::to_string(ckpt.step) +
                   "; not continuing from it (nothing was changed)");
