@@ -78,7 +78,7 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path, const 
 
 }  // namespace
 
-void write_checkpoint(const std::string& dir, const Checkpoint& c) {
+std::uint64_t write_checkpoint(const std::string& dir, const Checkpoint& c) {
   const std::string final_path = (fs::path(dir) / kCheckpointName).string();
   const std::string tmp = fresh_temporary_name(final_path);
   silence_hdf5_errors();
@@ -102,7 +102,9 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c) {
   }
   // Make the data durable before the rename makes it the checkpoint.
   sync_file(tmp);
+  const std::uint64_t bytes = file_bytes(tmp);
   publish(tmp, final_path);
+  return bytes;
 }
 
 // Every HDF5 call is checked: a damaged file is one line naming it and the object, never a

@@ -59,7 +59,8 @@ struct Checkpoint {
   RestartRecord record;
 };
 
-void write_checkpoint(const std::string& dir, const Checkpoint& c);
+// Returns the bytes of the checkpoint file written.
+std::uint64_t write_checkpoint(const std::string& dir, const Checkpoint& c);
 // Throws Error "DIR: not a tiersim run directory (no checkpoint.h5)" and the like.
 Checkpoint read_checkpoint(const std::string& dir);
 

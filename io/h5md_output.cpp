@@ -179,13 +179,19 @@ void H5mdOutput::close_step() {
     drop_open_step();
     throw;
   }
+  bytes_written_ += file_bytes(steps_.path(step));
   published_ = step;
 }
 
 void H5mdOutput::commit() {
   close_step();
   write_snapshot_index(h5_path_, index_);
-  if (xdmf_) write_file_atomically(xmf_path_, xdmf_document(kIndexName, xdmf_collections(index_)));
+  bytes_written_ += file_bytes(h5_path_);
+  if (xdmf_) {
+    const std::string xmf = xdmf_document(kIndexName, xdmf_collections(index_));
+    write_file_atomically(xmf_path_, xmf);
+    bytes_written_ += xmf.size();
+  }
   dirty_ = false;
 }
 

@@ -43,6 +43,7 @@ class H5mdOutput final : public OutputFormat {
   // Adopts `kept` as the index, commits it and removes the step files it does not name.
   void resume(const SnapshotIndex& kept) override;
   std::vector<OwnedName> owned_names() const override { return names(); }
+  std::uint64_t bytes_written() const override { return bytes_written_; }
   static std::vector<OwnedName> names() {
     return {OwnedName::exact("", kIndexName), OwnedName::exact("", "snapshots.xmf"),
             OwnedName::with_step(kStepDir, "step_", ".h5")};
@@ -76,6 +77,7 @@ class H5mdOutput final : public OutputFormat {
   std::int64_t published_ = -1;  // the step of the last step file published (-1: none)
   double open_time_ = 0;         // the time of the step being written
   bool dirty_ = false;
+  std::uint64_t bytes_written_ = 0;
 };
 
 }  // namespace tiersim

@@ -90,6 +90,10 @@ class OutputFormat {
 
   // The files this format writes (the same for every run).
   virtual std::vector<OwnedName> owned_names() const = 0;
+
+  // Bytes of the files this format has placed so far (data, indexes and collections, every time
+  // one is written): what the disk was given.
+  virtual std::uint64_t bytes_written() const = 0;
 };
 
 // The files of every output format (whichever a run used): what `--force` may delete.

@@ -69,6 +69,11 @@ void start_writeback(const std::string& path) noexcept {
   ::close(fd);
 }
 
+std::uint64_t file_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? std::uint64_t(st.st_size) : 0;
+}
+
 void publish(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
     const int e = errno;

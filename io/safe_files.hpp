@@ -37,6 +37,9 @@ void start_writeback(const std::string& path) noexcept;
 // Renames from over to (both in the same directory): a link at `to` is replaced, not followed.
 void publish(const std::string& from, const std::string& to);
 
+// The size of the file at `path` in bytes (0 where it cannot be read).
+std::uint64_t file_bytes(const std::string& path);
+
 // `path` is a directory and not a symbolic link (Error naming it otherwise); with create, it is
 // made first when missing.
 void require_real_directory(const std::string& path, bool create = false);

@@ -90,6 +90,12 @@ void SnapshotFile::write_telemetry(const std::vector<StepRecord>& rows, double p
   impl_->h5md->write_telemetry(rows, peak_gbs, peak_source);
 }
 
+std::uint64_t SnapshotFile::bytes_written() const {
+  std::uint64_t n = 0;
+  impl_->each([&](OutputFormat& f) { n += f.bytes_written(); });
+  return n;
+}
+
 void SnapshotFile::commit() {
   impl_->each([](OutputFormat& f) { f.commit(); });
 }

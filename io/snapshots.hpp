@@ -71,6 +71,9 @@ class SnapshotFile {
   // Step of the last snapshot of any kind (particles or fields) written or kept (-1 if none).
   std::int64_t last_snapshot_step() const;
 
+  // Bytes of the files placed so far in every format (step files, indexes, collections).
+  std::uint64_t bytes_written() const;
+
   const std::string& h5_path() const;
   const std::string& xmf_path() const;
 

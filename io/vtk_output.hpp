@@ -40,6 +40,7 @@ class VtkOutput final : public OutputFormat {
   // until that step is written again).
   void resume(const SnapshotIndex& kept) override;
   std::vector<OwnedName> owned_names() const override { return names(); }
+  std::uint64_t bytes_written() const override;
 
   static std::vector<OwnedName> names() {
     return {OwnedName::exact("", "particles.pvd"), OwnedName::exact("", "fields.pvd"),

@@ -65,8 +65,9 @@ std::string pvd_text(const std::vector<Entry>& entries) {
 // VTK's writers open their file by name and truncate it, following a link. So they write into
 // memory, and the bytes go to disk the way every file of a run does: a temporary file created
 // exclusively, renamed over the target (io/safe_files.hpp).
+// Returns the bytes written.
 template <class Writer, class Data>
-void write_vtk_atomically(const std::string& path, Data* data) {
+std::size_t write_vtk_atomically(const std::string& path, Data* data) {
   auto w = vtkSmartPointer<Writer>::New();
   w->WriteToOutputStringOn();
   w->SetInputData(data);
@@ -77,7 +78,9 @@ void write_vtk_atomically(const std::string& path, Data* data) {
     throw Error(path + ": VTK writer failed" +
                 (w->GetErrorCode() ? " (VTK error code " + std::to_string(w->GetErrorCode()) + ")" : ""));
   require_real_directory(fs::path(path).parent_path().string());  // vtk/ is still the run's own
-  write_file_atomically(path, w->GetOutputString());
+  const std::string text = w->GetOutputString();
+  write_file_atomically(path, text);
+  return text.size();
 }
 
 }  // namespace
@@ -90,11 +93,12 @@ struct VtkOutput::Impl {
   vtkSmartPointer<vtkImageData> pending;
   std::int64_t pending_step = -1;
   double pending_time = 0;
+  std::uint64_t bytes_written = 0;
 
   void flush_pending() {
     if (!pending) return;
     const std::string rel = "vtk/" + file_name("fields", pending_step, "vti");
-    write_vtk_atomically<vtkXMLImageDataWriter>((fs::path(dir) / rel).string(), pending.Get());
+    bytes_written += write_vtk_atomically<vtkXMLImageDataWriter>((fs::path(dir) / rel).string(), pending.Get());
     fields.push_back({pending_step, pending_time, rel});
     pending = nullptr;
   }
@@ -216,7 +220,7 @@ void VtkOutput::write_particles(std::int64_t step, double time, const Bodies& b,
   pd->GetPointData()->SetActiveScalars("speed");
   pd->GetPointData()->SetActiveVectors("velocity");
   const std::string rel = "vtk/" + file_name("particles", step, "vtp");
-  write_vtk_atomically<vtkXMLPolyDataWriter>((fs::path(impl_->dir) / rel).string(), pd.Get());
+  impl_->bytes_written += write_vtk_atomically<vtkXMLPolyDataWriter>((fs::path(impl_->dir) / rel).string(), pd.Get());
   impl_->particles.push_back({step, time, rel});
 }
 
@@ -231,9 +235,15 @@ void VtkOutput::write_field(std::int64_t step, double time, const std::string& n
 
 void VtkOutput::commit() {
   impl_->flush_pending();
-  if (!impl_->particles.empty()) write_file_atomically(particles_pvd(), pvd_text(impl_->particles));
-  if (!impl_->fields.empty()) write_file_atomically(fields_pvd(), pvd_text(impl_->fields));
+  for (const auto& [path, entries] : {std::pair{particles_pvd(), &impl_->particles}, {fields_pvd(), &impl_->fields}})
+    if (!entries->empty()) {
+      const std::string text = pvd_text(*entries);
+      write_file_atomically(path, text);
+      impl_->bytes_written += text.size();
+    }
 }
+
+std::uint64_t VtkOutput::bytes_written() const { return impl_->bytes_written; }
 
 void VtkOutput::resume(const SnapshotIndex& kept) {
   impl_->particles.clear();

@@ -20,6 +20,7 @@ void VtkOutput::write_field(std::int64_t, double, const std::string&, const Grid
 void VtkOutput::write_field(std::int64_t, double, const std::string&, const GridGeometry&, const double*) {}
 void VtkOutput::commit() {}
 void VtkOutput::resume(const SnapshotIndex&) {}
+std::uint64_t VtkOutput::bytes_written() const { return 0; }
 std::string VtkOutput::particles_pvd() const { return {}; }
 std::string VtkOutput::fields_pvd() const { return {}; }
 

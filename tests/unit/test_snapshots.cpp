@@ -21,8 +21,11 @@
 #include <sstream>
 #include <thread>
 
+#include "io/checkpoint.hpp"
 #include "io/hdf5_library.hpp"
 #include "io/restart_pruning.hpp"
+#include "io/safe_files.hpp"
+#include "io/snapshot_index.hpp"
 #include "io/snapshot_readers.hpp"
 #include "io/snapshots.hpp"
 #include "io/vtk_output.hpp"
@@ -505,6 +508,34 @@ TEST(Snapshots, PacedWritesGoInSlabsAndReadBackExactly) {
   };
   check(0.0f, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, "f32");
   check(0.0, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, "f64");
+  fs::remove_all(dir);
+}
+
+// bytes_written() counts the files as placed: after each commit it has grown by the new step
+// file and the index and collection files rewritten (the figure summary.json's bytes_written and
+// the writer's GB/s come from), and a checkpoint reports its own file's size.
+TEST(Snapshots, BytesWrittenAreTheFilesPlaced) {
+  const fs::path dir = fresh_dir("bytes");
+  SnapshotFile s(dir.string(), test_info(), false);
+  const std::uint64_t start = s.bytes_written();
+  GridGeometry g;
+  g.nx = 9, g.ny = 7, g.nz = 5;
+  std::vector<float> u(9 * 7 * 5, 0.25f);
+  std::uint64_t total = start;
+  for (std::int64_t step : {0, 10}) {
+    s.write_field(step, 0.1 * double(step), "u", g, u.data());
+    s.commit();
+    total += file_bytes((dir / step_file_name(step)).string()) + file_bytes(s.h5_path()) +
+             file_bytes(s.xmf_path());
+    EXPECT_EQ(s.bytes_written(), total) << "after step " << step;
+  }
+  // The step file holds the field's 315 floats at least.
+  EXPECT_GT(file_bytes((dir / step_file_name(10)).string()), 315u * sizeof(float));
+  Checkpoint c;
+  c.step = 10, c.model = "stencil/heat", c.case_toml = "[run]\n";
+  c.state.arrays_f32.emplace_back("u", std::vector<float>(u.begin(), u.end()));
+  const std::uint64_t written = write_checkpoint(dir.string(), c);
+  EXPECT_EQ(written, file_bytes((dir / kCheckpointName).string()));
   fs::remove_all(dir);
 }
 
