@@ -21,8 +21,8 @@ namespace tiersim {
 // halo is R planes of one neighbour).
 StencilProblem z_slab(const StencilProblem& global, int rank, int ranks);
 
-// One field's planes in memory, each R whole planes (GridSpec::plane_start: x and y halos and row
-// padding included) in one run of the `bytes` exchange_z_halos is given.
+// One field's planes in memory, each R whole planes (a temporal pass's T R; GridSpec::plane_start:
+// x and y halos and row padding included) in one run of the `bytes` exchange_z_halos is given.
 struct ZHaloPlanes {
   const void* low = nullptr;   // interior planes 0..R-1: to the rank below
   const void* high = nullptr;  // interior planes nz-R..nz-1: to the rank above

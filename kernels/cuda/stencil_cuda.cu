@@ -76,22 +76,34 @@ class StencilCuda final : public StencilEngine {
     l2_bytes_ = d.l2_bytes;
     cc_major_ = d.cc_major;
     if (temporal_) {
-      // A pass of several steps reads planes several halos deep: nothing a one-step exchange gives.
-      if (p.z_split())
-        throw Error("--tiling temporal runs on one rank, not " + std::to_string(comm::size()) +
-                    " (its passes need halos several steps deep); run on one rank or use --tiling shared");
       if (cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8).empty())
         throw Error(std::string("--tiling temporal: no temporally blocked kernel for ") + Eq::kName + " at R = " +
                     std::to_string(p.radius) + " (heat and wave: R = 1..4; gray-scott: R = 1); use --tiling shared");
       cuda::TemporalOptions opt;
       opt.steps = t.temporal_steps;
+      // From the whole grid, so that every rank of a split grid fuses as many steps (its passes
+      // exchange T R planes with the neighbours).
+      const int nz_all = p.nz_global > 0 ? p.nz_global : p.nz;
       fused_ = t.temporal_steps > 0
                    ? t.temporal_steps
-                   : cuda::temporal_default_steps(p.equation, p.radius, sizeof(T) == 8, p.nx, p.ny, p.nz, opt);
+                   : cuda::temporal_default_steps(p.equation, p.radius, sizeof(T) == 8, p.nx, p.ny, nz_all, opt);
       const int most = cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8).front().max_steps;
       if (fused_ < 1 || fused_ > most)
         throw Error("stencil.temporal_steps = " + std::to_string(fused_) + ": the temporal kernel for " + Eq::kName +
                     " at R = " + std::to_string(p.radius) + " fuses 1.." + std::to_string(most) + " steps");
+      // Split over ranks, a pass reads T R planes of each neighbour: the grids get that deep a z
+      // halo (zpad_ planes beyond the R of GridSpec on each side), and a slab must hold them.
+      if (p.z_split()) {
+        // The thinnest slab (z_slab's are nz / ranks planes, rounded down or up), so that every rank
+        // refuses alike.
+        const int deep = fused_ * p.radius, thinnest = nz_all / comm::size();
+        if (thinnest < deep)
+          throw Error("--tiling temporal: grid.nz = " + std::to_string(nz_all) + " split over " +
+                      std::to_string(comm::size()) + " ranks leaves slabs of " + std::to_string(thinnest) +
+                      " z planes, fewer than the " + std::to_string(deep) + " (" + std::to_string(fused_) +
+                      " fused steps x R) a pass reads from each neighbour; use fewer ranks or stencil.temporal_steps");
+        zpad_bytes_ = std::size_t(deep - p.radius) * std::size_t(spec_.plane()) * sizeof(T);
+      }
     }
     // Two groups of the fields one step writes; a temporal pass over an equation with a previous
     // level writes both levels, so it gets two grids more (the pass cannot work in place).
@@ -99,7 +111,7 @@ class StencilCuda final : public StencilEngine {
     const std::string what = std::string("stencil fields (") + Eq::kName + ", " + std::to_string(ngrids) + " x " +
                              std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" + std::to_string(p.nz) +
                              ", R=" + std::to_string(p.radius) + ")";
-    grid_stride_ = round256(spec_.bytes());
+    grid_stride_ = round256(spec_.bytes() + 2 * zpad_bytes_);
     coeff_slot_ = round256(sizeof(StencilCoeffs<T>));
     arena_.allocate(std::size_t(ngrids) * grid_stride_ + coeff_slot_, what);
     // Padding and halos start as zeros: nothing uninitialised reaches a kernel.
@@ -260,6 +272,10 @@ class StencilCuda final : public StencilEngine {
     ++state_version_;
     cuda::TemporalOptions opt;
     opt.steps = std::min(max_steps, fused_);
+    const int deep = opt.steps * p_.radius;
+    // Split over ranks: every state field's T R planes at each end go to the neighbours and theirs
+    // come into the deep z halo, while the planes that read none of them are updated.
+    if (p_.z_split()) start_exchange(cur_.data(), kStateFields, deep);
     cuda::TemporalParams<T> prm;
     cuda::set_temporal_params<Eq>(prm, Eq::template params<T>(p_.template constants<Eq>(), dt));
     GridView<T> in[2], out[2];
@@ -270,14 +286,36 @@ class StencilCuda final : public StencilEngine {
       out[f] = views_[nxt_[sf < int(nxt_.size()) ? sf : 0]];
       bv[f] = T(p_.field_boundary_value(sf));
     }
-    KernelRecord cost_model;
-    timer_.begin(update_name_.c_str(), strategy_);
-    const int n = cuda::launch_stencil_temporal<T>(p_.equation, p_.radius, in, out, coeffs_, prm, p_.boundary, bv,
-                                                   stream_, cost_model, opt);
-    KernelRecord& r = timer_.end();
-    r.kernel = cost_model.kernel;
-    r.steps = n;
-    cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
+    // The pass over planes [k0, k0 + n), below and above which `below` and `above` planes hold
+    // values (the slab's own or the neighbours'), each launch its own record.
+    int n = 0;
+    auto pass = [&](int k0, int planes, int below, int above, bool faces) {
+      GridView<T> zi[2], zo[2];
+      for (int f = 0; f < 2; ++f) zi[f] = z_range(in[f], k0, planes), zo[f] = z_range(out[f], k0, planes);
+      cuda::TemporalOptions o = opt;
+      o.z_below = below, o.z_above = above;
+      KernelRecord cost_model;
+      timer_.begin(update_name_.c_str(), strategy_);
+      n = cuda::launch_stencil_temporal<T>(p_.equation, p_.radius, zi, zo, coeffs_, prm, p_.boundary, bv, stream_,
+                                           cost_model, o);
+      KernelRecord& r = timer_.end();
+      r.kernel = faces ? cost_model.kernel + "_zfaces" : cost_model.kernel;
+      r.steps = n;
+      cost(r, cost_model.bytes_compulsory, cost_model.bytes_modelled, cost_model.flops, cost_model.work);
+    };
+    if (!p_.z_split()) {
+      pass(0, p_.nz, 0, 0, false);
+    } else {
+      const int lo = p_.rank_below >= 0 ? deep : 0, hi = p_.rank_above >= 0 ? deep : 0, inner = p_.nz - 2 * deep;
+      if (inner > 0) pass(deep, inner, deep, deep, false);
+      finish_exchange();
+      if (inner > 0) {
+        pass(0, deep, lo, deep, true);
+        pass(p_.nz - deep, deep, deep, hi, true);
+      } else {
+        pass(0, p_.nz, lo, hi, false);
+      }
+    }
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
     x_halos_current_ = false;  // a pass writes no halo
     return n;
@@ -375,11 +413,14 @@ class StencilCuda final : public StencilEngine {
     if (t != StencilL2Target::Auto) return t;
     return Eq::kPreviousLevel ? StencilL2Target::Fixed : StencilL2Target::Output;
   }
-  // Grid g of the arena: group A (g < kFields), the coefficient slot, group B.
-  void* grid_base(int g) const {
+  // Grid g of the arena: group A (g < kFields), the coefficient slot, group B. grid_slot is where
+  // its memory starts, grid_base where its GridSpec starts (zpad_bytes_ later: the planes of a deep
+  // z halo below plane -R).
+  void* grid_slot(int g) const {
     char* a = static_cast<char*>(arena_.data());
     return a + std::size_t(g) * grid_stride_ + (g >= kFields ? coeff_slot_ : 0);
   }
+  void* grid_base(int g) const { return static_cast<char*>(grid_slot(g)) + zpad_bytes_; }
   // The window for a step that writes grid g (see kernels/l2_window.hpp, StencilL2Target).
   void target_window(int g) {
     if (!l2_.enabled()) return;
@@ -390,12 +431,12 @@ class StencilCuda final : public StencilEngine {
     }
     const std::size_t bytes = std::size_t(kFields) * grid_stride_ + coeff_slot_;
     if (policy_ == StencilL2Target::Fixed) {  // group A and the table, whichever group is written
-      l2_.target(grid_base(0), bytes, group_touched + sizeof(StencilCoeffs<T>));
+      l2_.target(grid_slot(0), bytes, group_touched + sizeof(StencilCoeffs<T>));
       return;
     }
     const std::size_t demand =
         (policy_ == StencilL2Target::OutputHalf ? 2 : 1) * group_touched + sizeof(StencilCoeffs<T>);
-    l2_.target(g < kFields ? grid_base(0) : static_cast<char*>(grid_base(kFields)) - coeff_slot_, bytes, demand);
+    l2_.target(g < kFields ? grid_slot(0) : static_cast<char*>(grid_slot(kFields)) - coeff_slot_, bytes, demand);
   }
   // Bytes of one grid that kernels touch: interior plus halos, each row from the first to the
   // last 32-byte sector it reaches (the padding to the row pitch is never read).
@@ -435,20 +476,20 @@ class StencilCuda final : public StencilEngine {
   }
 
   // The z pass of arena grids grids[0..n) from the neighbouring ranks, on the exchange's stream
-  // once the work queued before is done: each grid's R boundary planes to the neighbours' halos,
-  // theirs into its halo planes. Nccl: sends and receives between the GPUs,
+  // once the work queued before is done: each grid's boundary planes (R, or `planes`: a temporal
+  // pass's T R) to the neighbours' halos, theirs into its halo planes. Nccl: sends and receives between the GPUs,
   // queued and gone. Mpi: the planes copied down into pinned host memory here; finish_exchange
   // trades them and copies the neighbours' up. Then the caller queues what does not need the
   // halos (the interior update) and calls finish_exchange.
-  void start_exchange(const int* grids, int n) {
-    const std::size_t bytes = std::size_t(p_.radius) * std::size_t(spec_.plane()) * sizeof(T);
+  void start_exchange(const int* grids, int n, int planes = 0) {
+    if (planes == 0) planes = p_.radius;
+    const std::size_t bytes = std::size_t(planes) * std::size_t(spec_.plane()) * sizeof(T);
     const bool nccl = s_.transport == Transport::Nccl;
     exchange_.clear();
     for (int i = 0; i < n; ++i) {
       char* dev = static_cast<char*>(grid_base(grids[i]));
-      exchange_.push_back(
-          {dev + spec_.plane_start(0) * sizeof(T), dev + spec_.plane_start(p_.nz - p_.radius) * sizeof(T),
-           dev + spec_.plane_start(-p_.radius) * sizeof(T), dev + spec_.plane_start(p_.nz) * sizeof(T)});
+      exchange_.push_back({dev + spec_.plane_start(0) * sizeof(T), dev + spec_.plane_start(p_.nz - planes) * sizeof(T),
+                           dev + spec_.plane_start(-planes) * sizeof(T), dev + spec_.plane_start(p_.nz) * sizeof(T)});
     }
     exchange_bytes_ = bytes;
     TIERSIM_CUDA_CHECK(cudaEventRecord(filled_.get(), stream_), "halo exchange");
@@ -480,8 +521,7 @@ class StencilCuda final : public StencilEngine {
       return;
     }
     // Per grid in the pinned buffer: [low out | high out | low halo in | high halo in].
-    if (exchange_buf_.bytes() < 4 * std::size_t(n) * bytes)
-      exchange_buf_ = HostBuffer(4 * std::size_t(kFields) * bytes);
+    if (exchange_buf_.bytes() < 4 * std::size_t(n) * bytes) exchange_buf_ = HostBuffer(4 * std::size_t(n) * bytes);
     exchange_host_.clear();
     for (int i = 0; i < n; ++i) {
       char* host = exchange_buf_.as<char>() + 4 * std::size_t(i) * bytes;
@@ -607,7 +647,8 @@ class StencilCuda final : public StencilEngine {
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =
       std::vector<std::pair<std::uint64_t, FieldStats>>(std::size_t(kStateFields), {0, FieldStats{}});
   std::size_t grid_stride_ = 0, coeff_slot_ = 0;
-  cuda::DeviceBuffer arena_;  // [group A | coefficients | group B]
+  std::size_t zpad_bytes_ = 0;  // a split grid under --tiling temporal: (T - 1) R planes of deeper z halo
+  cuda::DeviceBuffer arena_;    // [group A | coefficients | group B]
   std::vector<GridView<T>> views_;
   std::vector<int> cur_, nxt_;
   StencilCoeffs<T> coeffs_;

@@ -32,7 +32,10 @@
 // tiles at the edges read the wrapped rows, columns and planes themselves (x: element by element
 // where a vector straddles the edge). Fixed: a point outside the interior holds the boundary
 // value at every time level, as the single-step engine's halo does: level 0 is set to it on
-// load, and every later level sets it again after the update.
+// load, and every later level sets it again after the update. Neighbours' planes
+// (TemporalOptions::z_below, z_above: a rank's slab with T R planes of each neighbour's beside
+// it, or a z range of a larger grid) are read as interior points: the levels in them are computed
+// as the neighbour computes them, so the slab's planes come out as those of the whole grid.
 //
 // Bit-identical to the single-step kernels (stencil_families.cuh): the arithmetic is
 // kernels/physics/stencil.hpp's laplacian<R> and the equation's point update (its traits type in
@@ -178,6 +181,7 @@ struct TArgs {
   int wout, hout;  // output tile: W0 - 2 xh points by H0 - 2 T R rows
   int zchunk;      // output planes per block
   int fixed;       // Boundary::Fixed: points outside the interior hold bv at every level
+  int zlo, zhi;    // planes -zlo..-1 and nz..nz+zhi-1 hold the neighbours' values (TemporalOptions)
   T bv[2];
   TemporalParams<T> prm;  // the pass's equation's member is read
   StencilCoeffs<T> co;
@@ -326,8 +330,9 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   int cz = i0;
   auto copy_plane = [&](int slot, int pslot) {
     if (cz < iend) {
-      const bool zin = !fixed || (cz >= 0 && cz < a.nz);
-      const long long zo = (long long)(fixed ? cz : wrap(cz, a.nz)) * a.sz;
+      const bool zmem = cz >= -a.zlo && cz < a.nz + a.zhi;  // in memory: the interior or a neighbour's plane
+      const bool zin = zmem || !fixed;
+      const long long zo = (long long)(zmem || fixed ? cz : wrap(cz, a.nz)) * a.sz;
 #pragma unroll
       for (int f = 0; f < NF; ++f)
 #pragma unroll
@@ -335,8 +340,9 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
           if ((yload >> r) & 1u) copy_vec(ring + (slot * NF + f) * PL + sown + r * W0, a.in[f], zo, zin, r, a.bv[f]);
       if constexpr (EQ == kWave) {
         const int zp = cz - R;
-        const bool pin = !fixed || (zp >= 0 && zp < a.nz);
-        const long long po = (long long)(fixed ? zp : wrap(zp, a.nz)) * a.sz;
+        const bool pmem = zp >= -a.zlo && zp < a.nz + a.zhi;
+        const bool pin = pmem || !fixed;
+        const long long po = (long long)(pmem || fixed ? zp : wrap(zp, a.nz)) * a.sz;
 #pragma unroll
         for (int r = 0; r < RY; ++r)
           if ((yprev >> r) & 1u) copy_vec(pring + pslot * PL + sown + r * W0, a.in[1], po, pin, r, a.bv[1]);
@@ -354,7 +360,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   // Fixed boundaries: points outside the interior hold the boundary value at every level.
   auto fix_row = [&](V<T>(&v)[NF], int r, int k) {
     if (!fixed) return;
-    const bool in = k >= 0 && k < a.nz && ((yin >> r) & 1u);
+    const bool in = k >= -a.zlo && k < a.nz + a.zhi && ((yin >> r) & 1u);
     if (in && xin == xall) return;
 #pragma unroll
     for (int e = 0; e < VW; ++e)
@@ -726,6 +732,13 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
     throw Error(what + ": " + std::to_string(T_) + " steps leave no output in a " + std::to_string(sh.width) + " x " +
                 std::to_string(sh.height) + " region");
   a.fixed = bc == Boundary::Fixed;
+  for (const int planes : {opt.z_below, opt.z_above})
+    if (planes != 0 && planes < T_ * R)
+      throw Error(what + ": " + std::to_string(planes) + " neighbour planes beside the grid, fewer than the T R = " +
+                  std::to_string(T_ * R) + " a pass of " + std::to_string(T_) + " steps reads");
+  if (bc == Boundary::Periodic && (opt.z_below == 0) != (opt.z_above == 0))
+    throw Error(what + ": periodic z with a neighbour on one side only");
+  a.zlo = opt.z_below, a.zhi = opt.z_above;
   a.co = coeffs;
   a.prm = params;
 

@@ -48,6 +48,11 @@ struct TemporalOptions {
   int shape = -1;   // index into temporal_shapes(); -1: TIERSIM_TEMPORAL_SHAPE=BY,RY,P if set, else the
                     // first shape that fits the device's shared memory (the default)
   int z_chunk = 0;  // output planes per block; 0: chosen from the SM count (waves x planes per block)
+  // Planes beside the grid in z that hold a neighbour's values at time t (below plane 0 and from
+  // plane nz on: a rank's slab and the planes exchanged with the ranks beside it, or a z range of
+  // a larger grid): read as interior points instead of wrapped or taken as the boundary value.
+  // 0 (a face of the whole grid) or at least T R; on a periodic grid both or neither.
+  int z_below = 0, z_above = 0;
 };
 
 // The shapes built for an equation, radius and precision, the default first. Empty where the
@@ -62,10 +67,11 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 // One pass: reads the fields at time t from `in`, writes them at t + T dt to `out` (T =
 // opt.steps, or the default), and returns T. Fields: heat {u}; wave {u(t), u(t - dt)} in, {u(t + T
 // dt), u(t + (T - 1) dt)} out; Gray-Scott {U, V}. All views share one GridSpec (strides); `out`
-// must not overlap `in`. Halos are never read or written: periodic boundaries read wrapped
-// interior indices, fixed ones take boundary_values[f] (field f's value outside the interior, at
-// every time level). The coefficient table's radius must be R. Fills rec's cost model (kernel
-// name, compulsory bytes of the T steps, bytes the pass moves, flops, points x T); the caller times it.
+// must not overlap `in`. Halos are never read or written (but the neighbours' planes of
+// opt.z_below and z_above): periodic boundaries read wrapped interior indices, fixed ones take
+// boundary_values[f] (field f's value outside the interior, at every time level). The
+// coefficient table's radius must be R. Fills rec's cost model (kernel name, compulsory bytes of
+// the T steps, bytes the pass moves, flops, points x T); the caller times it.
 template <class T>
 int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const GridView<T>* out,
                             const StencilCoeffs<T>& coeffs, const TemporalParams<T>& params, Boundary bc,

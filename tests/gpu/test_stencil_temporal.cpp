@@ -190,6 +190,26 @@ class TemporalStencil {
     cur_ = 1 - cur_;
     return done;
   }
+  // One pass of `steps` steps as launches over z ranges of the grid, each reading the planes
+  // beside it as a neighbour's (TemporalOptions::z_below, z_above); the outputs NaN-filled first.
+  struct ZRange {
+    int k0, planes, below, above;
+  };
+  void pass_z_ranges(int steps, const std::vector<ZRange>& ranges) {
+    for (auto& g : grids_[1 - cur_]) g.poison();
+    auto& in = grids_[cur_];
+    auto& out = grids_[1 - cur_];
+    for (const ZRange& z : ranges) {
+      GridView<T> iv[2], ov[2];
+      for (int f = 0; f < nin_; ++f)
+        iv[f] = z_range(in[f].view(), z.k0, z.planes), ov[f] = z_range(out[f].view(), z.k0, z.planes);
+      cuda::TemporalOptions opt;
+      opt.steps = steps, opt.z_below = z.below, opt.z_above = z.above;
+      cuda::launch_stencil_temporal<T>(p_.equation, p_.radius, iv, ov, co_, prm_, p_.boundary, bv_, nullptr, rec_, opt);
+    }
+    TIERSIM_CUDA_CHECK(cudaDeviceSynchronize(), rec_.kernel);
+    cur_ = 1 - cur_;
+  }
   // n steps in passes of T, the last one partial where T does not divide n.
   int advance(int n, int per_pass, const cuda::TemporalOptions& opt = {}) {
     int passes = 0;
@@ -386,6 +406,58 @@ TEST_P(StencilTemporal, EachTimeLevelOfOnePassMatches) {
     run_each_level<float>(eq, R, bc);
 }
 
+// A pass split into launches over z ranges, each reading T R planes beside it as a neighbour's
+// (what a rank's slab does with the planes its neighbours send: stencil_cuda.cu), against the
+// pass over the whole grid: bit for bit on the planes the ranges cover. Fixed boundaries: three
+// ranges that cover the grid, the outer ones with the grid's face on one side (z_below or z_above
+// 0); periodic: a middle range with neighbours on both sides (the wrap across ranks is the MPI
+// tests' work, tests/integration/test_mpi_stencil.sh). Every T; random inputs, NaN-filled outputs.
+template <class T>
+void run_z_ranges(Equation eq, int R, Boundary bc) {
+  const bool fp64 = std::is_same_v<T, double>;
+  const int tmax = cuda::temporal_shapes(eq, R, fp64).front().max_steps;
+  const StencilProblem p = problem(eq, R, 45, 38, 37, bc);
+  const double dt = stable_dt(p, 0.5);
+  for (int T_ = 1; T_ <= tmax; ++T_) {
+    const int d = T_ * R;
+    TemporalStencil<T> whole(p, dt), split(p, dt);
+    for (int f = 0; f < whole.fields(); ++f) {
+      const std::vector<double> v = initial_field(p, f, 41 + unsigned(R));
+      whole.upload(f, v);
+      split.upload(f, v);
+    }
+    whole.pass(T_);
+    // Ranges of 11, 13 and 13 planes: each as thick as T R at least (8 at most), as a rank's slab is.
+    int lo = 0, hi = p.nz;
+    if (bc == Boundary::Fixed)
+      split.pass_z_ranges(T_, {{0, 11, 0, d}, {11, 13, d, d}, {24, 13, d, 0}});
+    else
+      split.pass_z_ranges(T_, {{d, p.nz - 2 * d, d, d}}), lo = d, hi = p.nz - d;
+    const std::string what = label(p, fp64) + ", T=" + std::to_string(T_) + ", planes " + std::to_string(lo) + ".." +
+                             std::to_string(hi - 1) + " (" + split.record().kernel + ")";
+    for (int f = 0; f < whole.fields(); ++f) {
+      const std::size_t plane = std::size_t(p.nx) * p.ny;
+      const std::vector<double> a = whole.download(f), b = split.download(f);
+      const std::vector<double> ref(a.begin() + lo * plane, a.begin() + hi * plane),
+          got(b.begin() + lo * plane, b.begin() + hi * plane);
+      const Diff df = compare<T>(got, ref);
+      StencilProblem part = p;
+      part.nz = hi - lo;
+      EXPECT_EQ(df.count, 0u) << what << ", field " << f << ": " << describe(df, part, ref.size())
+                              << " (k counted from plane " << lo << ")";
+    }
+  }
+}
+
+TEST_P(StencilTemporal, ZRangesWithNeighbourPlanesMatchTheWholeGrid) {
+  SKIP_WITHOUT_GPU();
+  const auto [eq, R, fp64, bc] = GetParam();
+  if (fp64)
+    run_z_ranges<double>(eq, R, bc);
+  else
+    run_z_ranges<float>(eq, R, bc);
+}
+
 // Against the CPU reference in float64 after two passes and a partial one: fp32 within 1e-5
 // (relative L2 norm), fp64 within 1e-12.
 template <class T>
@@ -531,6 +603,12 @@ TEST(StencilTemporalDriver, RefusesWhatItCannotDo) {
   opt.shape = 99;
   EXPECT_THROW(tmp.pass(1, opt), Error);
   EXPECT_TRUE(cuda::temporal_shapes(Equation::GrayScott, 2, false).empty());
+  // Neighbour planes fewer than T R, or on one side only of a periodic grid.
+  opt = {};
+  opt.z_below = opt.z_above = 2 * 2 - 1;
+  EXPECT_THROW(tmp.pass(2, opt), Error);
+  opt.z_below = 4, opt.z_above = 0;
+  EXPECT_THROW(tmp.pass(2, opt), Error);
   // In place: the output is the input.
   DeviceGrid<float> g(40, 30, 20, 2);
   const GridView<float> v[2] = {g.view(), g.view()};

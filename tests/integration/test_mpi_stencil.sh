@@ -106,6 +106,57 @@ PYEOF
   done
 done
 
+# --tiling temporal (CUDA engines only): a pass of T steps reads T R planes of each neighbour, which
+# the ranks exchange before it (the planes that need none of them are updated meanwhile). Heat at
+# R = 1, 2, 4 with T = 4, 3, 2 (12 steps with snapshots every 4: passes of 4, and of 3 then a single
+# step), the wave from a pulse (a source keeps the steps single), Gray-Scott at R = 1; periodic and
+# fixed; on 2 ranks (slabs of 11-12 planes: the planes beside the exchanged ones updated while it
+# runs) and on 3 (7-8 planes: the whole slab after it) where T R fits: every snapshot bit for bit
+# that of one process with the same tiling, and a slab thinner than T R refused with one line.
+if [ "$BACKEND" = cuda ]; then
+  for spec in heat:1:4 heat:2:3 heat:4:2 wave:1:4 wave:4:2 gray_scott:1:2; do
+    IFS=: read -r eq radius T <<<"$spec"
+    extra=()
+    [ $eq = wave ] && extra=(--set 'wave.initial="pulse"')
+    nps="2 3"
+    [ $((T * radius)) -gt 7 ] && nps=2
+    for bc in periodic fixed; do
+      name=temporal-$eq-r$radius-t$T-$bc
+      args=(run "cases/$eq.toml" --backend cuda --tiling temporal "${GRID[@]}" "${STEPS[@]}" --set grid.radius=$radius
+        --set stencil.temporal_steps=$T --set "grid.boundary=\"$bc\"" "${extra[@]}" -q)
+      "$TIERSIM" "${args[@]}" --out "$WORK/$name-1" >"$WORK/$name-1.log" 2>&1 ||
+        { echo "FAIL: $name: one process: $(tail -1 "$WORK/$name-1.log")"; fail=1; continue; }
+      for np in $nps; do
+        dir="$WORK/$name-$np"
+        if ! run_mpi $np "$TIERSIM" "${args[@]}" --transport "$TRANSPORT" --out "$dir" >"$dir.log" 2>&1; then
+          echo "FAIL: $name: $np ranks: $(grep -m1 'tiersim' "$dir.log")"
+          fail=1
+          continue
+        fi
+        grep -Eq "^[0-9]*,stencil_${eq}_temporal_r${radius}_t${T}(_zfaces)?," "$dir/telemetry.csv" ||
+          { echo "FAIL: $name: $np ranks: no temporal pass in telemetry.csv"; fail=1; }
+        if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
+          echo "ok: $name: $np ranks: every snapshot bit for bit"
+        else
+          echo "FAIL: $name: $np ranks against one process: $why"
+          fail=1
+        fi
+      done
+    done
+  done
+  out=$(run_mpi 3 "$TIERSIM" run cases/heat.toml --backend cuda --tiling temporal "${GRID[@]}" --set grid.radius=4 \
+    --set stencil.temporal_steps=2 --steps 2 -q --out "$WORK/thin-temporal" 2>&1)
+  rc=$?
+  got=$(printf '%s\n' "$out" | grep '^tiersim')
+  want="tiersim: error: --tiling temporal: grid.nz = 23 split over 3 ranks leaves slabs of 7 z planes, fewer than the 8"
+  if [ $rc != 0 ] && [ "$(printf '%s\n' "$got" | wc -l)" = 1 ] && [[ "$got" == "$want"* ]] && [ ! -e "$WORK/thin-temporal" ]; then
+    echo "ok: slabs thinner than T R refused: $got"
+  else
+    echo "FAIL: thin slabs under --tiling temporal: exit $rc: $out"
+    fail=1
+  fi
+fi
+
 # A NaN put at global index 300 (plane 4 of 8, held by rank 1 on 2 and on 3 ranks) at step 300 has
 # reached index 236 (plane 3: rank 0's on 2 ranks, rank 1's on 3) one step later: the non-finite
 # check names the same array and index as one process, from whichever rank holds it.
