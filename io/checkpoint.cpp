@@ -9,6 +9,7 @@
 
 #include "io/hdf5_library.hpp"
 #include "io/safe_files.hpp"
+#include "io/state_parts.hpp"
 #include "base/error.hpp"
 
 namespace tiersim {
@@ -61,6 +62,12 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path, const 
       h5.write_checked(state, b.name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, static_cast<const double*>(b.data), b.count);
     else
       h5.write_checked(state, b.name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, static_cast<const float*>(b.data), b.count);
+  }
+  for (const ModelState::InParts& p : c.state.in_parts) {
+    std::int64_t n = 0;
+    for (const std::int64_t k : p.count) n += k;
+    h5.make_slab_view(state, p.name, p.fp64 ? H5T_IEEE_F64LE : H5T_IEEE_F32LE, {hsize_t(n)},
+                      state_part_slabs(p.step, p.name, p.first, p.count, false));
   }
   // The restart record.
   const RestartRecord& r = c.record;
@@ -140,9 +147,16 @@ Checkpoint read_checkpoint(const std::string& dir) {
     c.state.scalars.emplace_back(name, h5.read_scalar_attr<double>(state, name, H5T_NATIVE_DOUBLE));
   for (const std::string& name : link_names(state)) {
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
-    // fp32 arrays (4 bytes a value) are read as doubles too.
+    // fp32 arrays (4 bytes a value) are read as doubles too. An array in parts (a run on several
+    // ranks): every part must be there, and they hold its values.
+    std::uintmax_t holds = file_bytes;
+    {
+      Hdf5Handle d = h5.dataset(file, "/state/" + name);
+      for (const std::string& part : require_virtual_sources(d, path, "/state/" + name))
+        holds += fs::file_size(part, ec);
+    }
     c.state.arrays.emplace_back(
-        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, file_bytes / sizeof(float)));
+        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, holds / sizeof(float)));
   }
   // The restart record (none in a checkpoint of an older tiersim).
   RestartRecord& r = c.record;

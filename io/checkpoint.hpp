@@ -2,7 +2,9 @@
 // double precision, which holds fp32 and fp64 values exactly), written to a temporary file and
 // renamed over the old one, so a run killed at any moment leaves the previous checkpoint whole.
 // The arrays carry Fletcher32 checksums and the file's metadata its own (HDF5 1.10 format), so a
-// damaged checkpoint is an error on reading, never a restart from wrong values.
+// damaged checkpoint is an error on reading, never a restart from wrong values. On several ranks
+// a split state's arrays are virtual datasets over the parts the ranks wrote
+// (io/state_parts.hpp), checksummed there; every part is checked to be present and whole.
 //
 // Besides the state, a checkpoint records what a restart checks the rest of the run against:
 // the last snapshot at or before its step (the newest step file the restart keeps; each step file
@@ -35,6 +37,16 @@ struct ModelState {
     bool fp64 = false;
   };
   std::vector<Borrowed> borrowed;
+  // Arrays the ranks of a run wrote in parts (io/state_parts.hpp) before the checkpoint: the
+  // checkpoint names them (a virtual dataset over the parts of `step`, rank r's values from
+  // first[r], count[r] of them); read back into `arrays` like the others.
+  struct InParts {
+    std::string name;
+    std::int64_t step = 0;
+    std::vector<std::int64_t> first, count;
+    bool fp64 = false;
+  };
+  std::vector<InParts> in_parts;
   // arrays_f32 and borrowed copied into arrays as doubles (what restarts and tests read).
   void widen();
   std::vector<std::pair<std::string, double>> scalars;
@@ -59,7 +71,7 @@ struct Checkpoint {
   RestartRecord record;
 };
 
-// Returns the bytes of the checkpoint file written.
+// Returns the bytes of the checkpoint file written. Arrays in parts: the parts must be in place.
 std::uint64_t write_checkpoint(const std::string& dir, const Checkpoint& c);
 // Throws Error "DIR: not a tiersim run directory (no checkpoint.h5)" and the like.
 Checkpoint read_checkpoint(const std::string& dir);

@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "io/safe_files.hpp"
 #include "io/restart_pruning.hpp"
+#include "io/state_parts.hpp"
 #include "io/xdmf.hpp"
 
 namespace fs = std::filesystem;
@@ -70,13 +71,27 @@ void H5mdOutput::write_particles(std::int64_t step, double time, const Bodies& b
 }
 
 template <class T>
-void H5mdOutput::write_field_data(std::int64_t step, double time, const std::string& name_in, const GridGeometry& g,
+void H5mdOutput::write_field_data(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                                   const T* data) {
+  write_field_with(step, time, name, g, std::is_same_v<T, double>,
+                   [&](const std::string& n) { steps_.write_field(step, n, g, data); });
+}
+
+void H5mdOutput::write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                                   const FieldInParts& parts) {
+  write_field_with(step, time, name, g, parts.fp64, [&](const std::string& n) {
+    steps_.write_field_parts(step, n, g, parts.fp64,
+                             state_part_slabs(step, parts.array, parts.first_plane, parts.planes, true));
+  });
+}
+
+template <class W>
+void H5mdOutput::write_field_with(std::int64_t step, double time, const std::string& name_in, const GridGeometry& g,
+                                  bool dp, W&& write) {
   const std::string name = link_name(name_in, "field");
   if (g.nx <= 0 || g.ny <= 0 || g.nz <= 0)
     throw Error(h5_path_ + ": field " + name + ": grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
                 std::to_string(g.nz) + " is empty");
-  constexpr bool dp = std::is_same_v<T, double>;
   SnapshotIndex::Field* f = index_.find_field(name);
   if (f) {
     const GridGeometry& o = f->g;
@@ -92,7 +107,7 @@ void H5mdOutput::write_field_data(std::int64_t step, double time, const std::str
   }
   if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
   try {
-    steps_.write_field(step, name, g, data);
+    write(name);
   } catch (...) {
     drop_open_step();
     throw;

@@ -14,6 +14,7 @@
 #include "base/kernel_record.hpp"
 #include "io/output_format.hpp"
 #include "io/snapshot_index.hpp"
+#include "io/state_parts.hpp"
 #include "io/step_files.hpp"
 
 namespace tiersim {
@@ -32,6 +33,9 @@ class H5mdOutput final : public OutputFormat {
                    const float* data) override;
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                    const double* data) override;
+  // The step file's field is a virtual dataset over the parts (which must be in place).
+  void write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                         const FieldInParts& parts) override;
   // Observables: /observables/<name>/{step,time,value}.
   void write_observables(std::int64_t step, double time, const std::vector<std::pair<std::string, double>>& values);
   // /telemetry table (end of run). Appends: a resumed run adds its rows after the kept ones.
@@ -45,8 +49,9 @@ class H5mdOutput final : public OutputFormat {
   std::vector<OwnedName> owned_names() const override { return names(); }
   std::uint64_t bytes_written() const override { return bytes_written_; }
   static std::vector<OwnedName> names() {
+    // The parts of a state the ranks of a run wrote (io/state_parts.hpp) live beside the step files.
     return {OwnedName::exact("", kIndexName), OwnedName::exact("", "snapshots.xmf"),
-            OwnedName::with_step(kStepDir, "step_", ".h5")};
+            OwnedName::with_step(kStepDir, "step_", ".h5"), state_part_owned_name()};
   }
 
   // The step being written is not published (after a failed write, or when abandoned).
@@ -65,6 +70,10 @@ class H5mdOutput final : public OutputFormat {
  private:
   template <class T>
   void write_field_data(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const T* data);
+  // The checks and the index's row of a field of `step`; `write` writes it into the step file.
+  template <class W>
+  void write_field_with(std::int64_t step, double time, const std::string& name, const GridGeometry& g, bool dp,
+                        W&& write);
 
   // Writes the open step's record (its time, the snapshot before it, the run's parameters, the
   // observables since) and publishes it.

@@ -437,6 +437,40 @@ class Hdf5Calls {
                              "cannot create virtual dataset " + name),
                   H5Dclose);
   }
+
+  // A virtual dataset `name` of shape vdims made of slabs along its first dimension, each the
+  // whole one-dimensional dataset `dataset` of `file` (relative to this file's directory) laid
+  // over rows [first, first + rows): a grid's z planes held by the ranks of a run, or a state
+  // array's ranges. Values whose file is missing read as NaN.
+  struct SlabPart {
+    std::string file, dataset;
+    hsize_t first = 0, rows = 0;
+  };
+  void make_slab_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
+                      const std::vector<SlabPart>& parts) const {
+    Hdf5Handle vsp(
+        hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name),
+        H5Sclose);
+    Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    hdf5_check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
+    hsize_t row_values = 1;
+    for (std::size_t d = 1; d < vdims.size(); ++d) row_values *= vdims[d];
+    for (const SlabPart& p : parts) {
+      std::vector<hsize_t> start(vdims.size(), 0), count = vdims;
+      start[0] = p.first, count[0] = p.rows;
+      const hsize_t n = p.rows * row_values;
+      Hdf5Handle ssp(hdf5_check(H5Screate_simple(1, &n, nullptr), file, "dataspace for " + name), H5Sclose);
+      hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
+                        "selection for " + name);
+      hdf5_check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
+                        "virtual mapping for " + name);
+    }
+    hdf5_check_status(H5Sselect_all(vsp), file, "selection for " + name);
+    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+                             "cannot create virtual dataset " + name),
+                  H5Dclose);
+  }
 };
 
 }  // namespace tiersim

@@ -44,7 +44,10 @@ bool OwnedName::matches(const std::string& name_in) const {
   if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
     return false;
   const auto first = name.begin() + std::ptrdiff_t(prefix.size()), last = name.end() - std::ptrdiff_t(suffix.size());
-  return std::all_of(first, last, [](char c) { return c >= '0' && c <= '9'; });
+  auto digits = [](auto a, auto b) { return a != b && std::all_of(a, b, [](char c) { return c >= '0' && c <= '9'; }); };
+  if (infix.empty()) return digits(first, last);
+  const auto mid = std::search(first, last, infix.begin(), infix.end());
+  return mid != last && digits(first, mid) && digits(mid + std::ptrdiff_t(infix.size()), last);
 }
 
 std::vector<OwnedName> output_format_names() {

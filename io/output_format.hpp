@@ -60,13 +60,34 @@ struct OwnedName {
   std::string prefix;  // the whole name when not numbered
   std::string suffix;
   bool numbered = false;
+  std::string infix;  // numbered twice: prefix, digits, infix, digits, suffix (a step and a rank)
   static OwnedName exact(std::string subdir, std::string name) {
-    return {std::move(subdir), std::move(name), "", false};
+    return {std::move(subdir), std::move(name), "", false, ""};
   }
   static OwnedName with_step(std::string subdir, std::string prefix, std::string suffix) {
-    return {std::move(subdir), std::move(prefix), std::move(suffix), true};
+    return {std::move(subdir), std::move(prefix), std::move(suffix), true, ""};
+  }
+  static OwnedName with_step_and_rank(std::string subdir, std::string prefix, std::string infix, std::string suffix) {
+    return {std::move(subdir), std::move(prefix), std::move(suffix), true, std::move(infix)};
   }
   bool matches(const std::string& name) const;  // a name in `subdir`, with or without ".tmp"
+};
+
+// One array of a rank's part of a state split over ranks (io/state_parts.hpp): `count` values
+// at `data` (float or double).
+struct StatePartArray {
+  std::string name;
+  const void* data = nullptr;
+  std::size_t count = 0;
+  bool fp64 = false;
+};
+
+// A field held in the parts of a state split over ranks (io/state_parts.hpp): state array
+// `array` of the parts of `step`, rank r's over planes [first_plane[r], first_plane[r] + planes[r]).
+struct FieldInParts {
+  std::string array;
+  std::vector<std::int64_t> first_plane, planes;
+  bool fp64 = false;
 };
 
 class OutputFormat {
@@ -79,6 +100,9 @@ class OutputFormat {
                            const float* data) = 0;
   virtual void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                            const double* data) = 0;
+  // A field whose values the ranks wrote in parts: the format names them, or refuses (Error).
+  virtual void write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                                 const FieldInParts& parts) = 0;
 
   // commit: everything written so far becomes visible (the format's collection files name it)
   // and durable; a reader, or a run killed at any moment, sees the previous commit or this one.

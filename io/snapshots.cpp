@@ -79,6 +79,10 @@ void SnapshotFile::write_field(std::int64_t step, double time, const std::string
                                const double* data) {
   impl_->each([&](OutputFormat& f) { f.write_field(step, time, name, g, data); });
 }
+void SnapshotFile::write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                                     const FieldInParts& parts) {
+  impl_->each([&](OutputFormat& f) { f.write_field_parts(step, time, name, g, parts); });
+}
 
 void SnapshotFile::write_observables(std::int64_t step, double time,
                                      const std::vector<std::pair<std::string, double>>& values) {

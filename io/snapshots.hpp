@@ -51,6 +51,9 @@ class SnapshotFile {
   // Grid fields: data is the interior, x fastest, nx*ny*nz values.
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const float* data);
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const double* data);
+  // A field the ranks of a run wrote in parts (io/state_parts.hpp), every part in place.
+  void write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
+                         const FieldInParts& parts);
 
   // Observables: /observables/<name>/{step,time,value}.
   void write_observables(std::int64_t step, double time, const std::vector<std::pair<std::string, double>>& values);

@@ -4,7 +4,8 @@
 //   /parameters attributes case, case_source, strategy, model, device, creator_version, precision
 //   /particles  position[N][3], velocity[N][3] (the first particle step also mass[N], id[N]);
 //               attribute box_edge
-//   /fields/<name>[nz][ny][nx]  attributes origin[3], spacing[3]
+//   /fields/<name>[nz][ny][nx]  attributes origin[3], spacing[3]; on several ranks a virtual
+//               dataset over the parts the ranks wrote (io/state_parts.hpp), which must be there
 //   /observables/<name>/{step, time, value}  the diagnostics computed since the previous snapshot
 //               (Fletcher32 checksums on every chunk)
 // Written in the HDF5 1.10 file format, whose superblock and object headers carry checksums: damaged
@@ -45,6 +46,10 @@ class StepFileWriter {
                        double box_edge);
   void write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const float* data);
   void write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const double* data);
+  // The field as a virtual dataset over slabs of other files (a state written in parts by the
+  // ranks of a run, io/state_parts.hpp), names relative to snapshots.d/.
+  void write_field_parts(std::int64_t step, const std::string& name, const GridGeometry& g, bool double_precision,
+                         const std::vector<Hdf5Calls::SlabPart>& parts);
 
   // Writes the record and renames the open step file into place (nothing when none is open). On
   // failure the step is dropped and Error names the file.

@@ -8,14 +8,14 @@
 namespace tiersim {
 
 void Model::write_snapshot(SnapshotFile& out, std::int64_t step, double time) {
-  const auto staged = stage_output(step, time);
+  const auto staged = stage_output(step, time, false);
   if (!staged) return;  // not rank 0: its part was gathered there
   staged->wait();
   staged->write_snapshot(out);
 }
 
 ModelState Model::save_state() {
-  const auto staged = stage_output(0, 0.0);
+  const auto staged = stage_output(0, 0.0, false);
   if (!staged) return {};  // not rank 0: its part was gathered there
   staged->wait();
   ModelState s = staged->state();

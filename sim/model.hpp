@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/output_format.hpp"
 #include "sim/case.hpp"
 #include "base/strategy.hpp"
 #include "sim/telemetry.hpp"
@@ -43,6 +44,14 @@ class StagedOutput {
   virtual void write_snapshot(SnapshotFile& out) const = 0;
   virtual ModelState state() const = 0;  // what the checkpoint holds
   virtual double bytes() const = 0;      // host bytes staged
+  // Staged in parts (stage_output's in_parts, under several ranks): this rank's arrays, which it
+  // writes to a part file of its own (io/state_parts.hpp), and the index of their first value in
+  // the whole arrays. On rank 0, write_snapshot and state() then name every rank's part. Empty:
+  // the whole state, staged on rank 0.
+  virtual std::vector<StatePartArray> part(std::int64_t& first) const {
+    first = 0;
+    return {};
+  }
 };
 
 // Under several ranks (base/comm.hpp; `mpirun -np P tiersim run`) each rank builds the same model
@@ -50,7 +59,8 @@ class StagedOutput {
 // These calls are then collective (every rank makes them, in the same order): advance/step (halo
 // exchanges, position exchanges), observe and conservation (every rank gets the global values),
 // find_non_finite (global indices, the same on every rank), stage_output (the ranks' parts are
-// gathered: rank 0 gets the whole state, as one rank would stage it, the others nullptr),
+// gathered: rank 0 gets the whole state, as one rank would stage it, the others nullptr; or, with
+// in_parts where the model can, every rank its own part: StagedOutput::part),
 // load_state (every rank is given the whole checkpointed state and takes its part), inject_nan
 // (a global index). One rank is the case of today, with nothing exchanged.
 class Model {
@@ -70,8 +80,11 @@ class Model {
   virtual Observables observe() = 0;
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.
   virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
-  // Stages the state of this step for output (snapshot and checkpoint alike).
-  virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) = 0;
+  // Stages the state of this step for output (snapshot and checkpoint alike); in_parts: each rank
+  // keeps its part (under several ranks, where the model's state is split: the stencil's slabs).
+  virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) = 0;
+  // Whether stage_output keeps the ranks' parts when asked to (a state split over ranks).
+  virtual bool stages_in_parts() const { return false; }
   // The same, waited for and written at once (tests, compare); collective, rank 0 writes.
   void write_snapshot(SnapshotFile& out, std::int64_t step, double time);
   // Kernel records completed since the last call (each with its measured time).

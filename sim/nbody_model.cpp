@@ -192,7 +192,9 @@ class NbodyModel final : public Model {
   // second of forces): they are downloaded here, and converted and written on the output thread.
   // Under several ranks (collective) rank 0 gathers the owned bodies of each rank, in body order,
   // and the others return nullptr.
-  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
+  // Gathered whatever in_parts says: every rank holds every position, and the bodies' state is
+  // small beside the O(N^2) step.
+  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool) override {
     std::unique_ptr<StagedBodies> staged;
     if (comm::is_root()) {
       staged = std::make_unique<StagedBodies>();

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include "io/safe_files.hpp"
 #include "io/restart_pruning.hpp"
 #include "io/snapshot_index.hpp"
+#include "io/state_parts.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/hw_counters.hpp"
 #include "kernels/kernel_timing.hpp"
@@ -197,6 +199,10 @@ RunResult run_case(const RunOptions& options) {
   std::unique_ptr<Model> model =
       model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
   startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
+  if (snap_options.formats.vtk && o.state_output && model->stages_in_parts())
+    throw Error("--format vtk: VTK files hold whole grids, and on " + std::to_string(comm::size()) +
+                " ranks each rank writes its slab of the grid; run on one rank, or without --format vtk (ParaView "
+                "opens snapshots.xmf)");
   if (restart) {
     if (ckpt.step > steps)
       throw Error(o.restart_dir + ": the checkpoint is at step " + std::to_string(ckpt.step) +
@@ -288,6 +294,11 @@ RunResult run_case(const RunOptions& options) {
     if (!root) return;
     if (restart) {
       out = SnapshotFile::resume(dir, kept, snap_options.formats);
+      // Parts of a run on several ranks that neither a kept step file nor the checkpoint names.
+      std::vector<std::int64_t> keep{ckpt.step};
+      for (const auto& f : kept.fields)
+        for (const auto& row : f.rows) keep.push_back(row.first);
+      remove_state_parts_but(dir, keep);
       telemetry.resume_csv(telemetry_csv, csv_part);
     } else {
       out = std::make_unique<SnapshotFile>(dir, info, snap_options);
@@ -359,12 +370,25 @@ RunResult run_case(const RunOptions& options) {
   // the checkpoint. Telemetry rows of the copies and file writes come back through `done`.
   std::mutex done_mu;
   std::vector<StepRecord> done;
-  // Rank 0's: the other ranks write nothing.
+  // Rank 0's: the other ranks write nothing but their parts.
   std::shared_ptr<SnapshotFile> out_shared(std::move(out));
   SnapshotFile* const index = out_shared.get();
+  // Under several ranks a split state (the stencil's slabs) is written in parts, each rank its own
+  // (io/state_parts.hpp); rank 0's output thread waits for every part of a step before its step
+  // file and checkpoint name them, and gives up if the run ends by an error meanwhile.
+  const bool in_parts = ranks > 1;
+  std::atomic<bool> abandon_parts{false};
+  std::int64_t checkpoint_only_parts = -1;  // the output thread's: parts no step file names
   // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
   // from the loop still leaves every staged snapshot written).
   OutputQueue queue(output_slots > 0 ? output_slots : 2);
+  struct AbandonOnError {
+    std::atomic<bool>& flag;
+    int before = std::uncaught_exceptions();
+    ~AbandonOnError() {
+      if (std::uncaught_exceptions() > before) flag = true;
+    }
+  } abandon_on_error{abandon_parts};
   bool slots_sized = output_slots > 0;
   auto emit = [&](bool snap, bool ckpt) {
     if (!o.state_output) {
@@ -374,8 +398,11 @@ RunResult run_case(const RunOptions& options) {
     std::shared_ptr<StagedOutput> staged;
     // The first output's staging (buffers pinned for every slot) is start-up's.
     double startup_staging = 0;
-    timed(in_steady_state ? wall.staging : startup_staging, [&] { staged = model->stage_output(step, time); });
+    timed(in_steady_state ? wall.staging : startup_staging,
+          [&] { staged = model->stage_output(step, time, in_parts); });
     if (!staged) return;  // another rank: its part was gathered to rank 0
+    std::int64_t part_first = 0;
+    const bool parted = !staged->part(part_first).empty();
     if (!slots_sized) {
       // run.output_slots = 0: as many staged states as a quarter of the available host memory
       // holds (2 to 64), so that the steps run ahead of a slow disk while memory allows.
@@ -388,7 +415,7 @@ RunResult run_case(const RunOptions& options) {
     const std::int64_t at = step;
     const double t = time;
     Checkpoint head{at, t, model->name(), c.effective_toml(), {}, {}};
-    if (ckpt) {
+    if (ckpt && root) {
       // The checkpoint records telemetry.csv as far as this step (appended here, on this thread)
       // and, on the output thread, the index as far as this step: what a restart checks.
       telemetry.append_csv(telemetry_csv);
@@ -397,25 +424,40 @@ RunResult run_case(const RunOptions& options) {
     }
     wall.snapshots += snap, wall.checkpoints += ckpt;
     wall.writer_wait += queue.submit(
-        [&, staged, snap, ckpt, at, head = std::move(head)]() mutable {
+        [&, staged, snap, ckpt, at, parted, head = std::move(head)]() mutable {
           std::vector<KernelRecord> recs = staged->wait();
           for (auto& r : recs) r.ceiling_gbs = link_gbs;
           const auto t0 = std::chrono::steady_clock::now();
-          const std::uint64_t before = index->bytes_written();
+          const std::uint64_t before = root ? index->bytes_written() : 0;
           std::uint64_t bytes = 0;
-          if (snap) {
-            staged->write_snapshot(*index);
-            index->commit();
+          if (parted) {
+            std::int64_t first = 0;
+            const std::vector<StatePartArray> arrays = staged->part(first);
+            bytes += write_state_part(dir, at, comm::rank(), first, arrays);
+            // Ten minutes without a part of the step appearing or growing: a rank failed before its
+            // part was begun (a rank whose write failed after its .tmp appeared is seen at once).
+            if (root) wait_for_state_parts(dir, at, ranks, abandon_parts, 600.0);
           }
-          raise_test_signal("writing", at);
-          if (ckpt) {
-            head.state = staged->state();
-            head.record.present = true;
-            head.record.last_snapshot_step = index->last_published_step();
-            head.record.observables_since_snapshot = index->observables_since_snapshot();
-            bytes += write_checkpoint(dir, head);
+          if (root) {
+            if (snap) {
+              staged->write_snapshot(*index);
+              index->commit();
+            }
+            raise_test_signal("writing", at);
+            if (ckpt) {
+              head.state = staged->state();
+              head.record.present = true;
+              head.record.last_snapshot_step = index->last_published_step();
+              head.record.observables_since_snapshot = index->observables_since_snapshot();
+              bytes += write_checkpoint(dir, head);
+              // The parts of the checkpoint before, if no step file names them, are nobody's now.
+              if (parted) {
+                if (checkpoint_only_parts >= 0) remove_state_parts(dir, checkpoint_only_parts);
+                checkpoint_only_parts = snap ? -1 : at;
+              }
+            }
+            bytes += index->bytes_written() - before;
           }
-          bytes += index->bytes_written() - before;
           KernelRecord w;
           w.kernel = "write_output";
           w.strategy = std::string(snap ? "snapshot" : "") + (snap && ckpt ? "+" : "") + (ckpt ? "checkpoint" : "");
@@ -600,6 +642,8 @@ RunResult run_case(const RunOptions& options) {
   queue.drain();
   take_done();
   wall.writer_busy = queue.busy_seconds();
+  // Every rank's parts, and the longest any output thread was busy (they write at once).
+  if (ranks > 1) wall.bytes_written = comm::sum(wall.bytes_written), wall.writer_busy = comm::max(wall.writer_busy);
   if (root) telemetry.append_csv(telemetry_csv);
   if (root) {
     index->write_telemetry(telemetry.rows(), telemetry.peak_gbs(), telemetry.peak_source());

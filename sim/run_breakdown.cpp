@@ -56,8 +56,8 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
   if (snapshots + checkpoints > 0) {
     std::snprintf(
         buf, sizeof buf,
-        "  output: %d snapshots, %d checkpoints, %s written by the output thread in %.3f s (%.3g GB/s)%s\n", snapshots,
-        checkpoints, format_bytes(bytes_written).c_str(), writer_busy,
+        "  output: %d snapshots, %d checkpoints, %s written by the output thread%s in %.3f s (%.3g GB/s)%s\n",
+        snapshots, checkpoints, format_bytes(bytes_written).c_str(), ranks > 1 ? "s of the ranks" : "", writer_busy,
         writer_busy > 0 ? bytes_written / writer_busy * 1e-9 : 0.0,
         writer_wait > 0.1 * steady && steady > 0
             ? (": the limit, the steps waited for it (" + std::to_string(slots) + " slots in flight, run.output_slots)")

@@ -85,6 +85,11 @@ struct StagedFields final : StagedOutput {
   std::vector<HostBuffer> buffers;  // one per field the engine holds
   std::vector<std::unique_ptr<CopyInFlight>> copies;
   std::vector<std::pair<std::string, double>> scalars;
+  // Staged in parts: this rank's slab (its first value's index in the grid), and every rank's
+  // first plane and planes (rank 0 names them all).
+  bool in_parts = false;
+  std::int64_t first = 0;
+  std::vector<std::int64_t> first_plane, planes;
 
   std::vector<KernelRecord> wait() override {
     std::vector<KernelRecord> recs;
@@ -94,9 +99,12 @@ struct StagedFields final : StagedOutput {
     }
     return recs;
   }
+  static std::string array_name(std::size_t f) { return "field" + std::to_string(f); }
   void write_snapshot(SnapshotFile& out) const override {
     for (std::size_t f = 0; f < names.size(); ++f) {
-      if (fp64)
+      if (in_parts)
+        out.write_field_parts(step, time, names[f], geometry, {array_name(f), first_plane, planes, fp64});
+      else if (fp64)
         out.write_field(step, time, names[f], geometry, buffers[f].as<double>());
       else
         out.write_field(step, time, names[f], geometry, buffers[f].as<float>());
@@ -104,12 +112,28 @@ struct StagedFields final : StagedOutput {
   }
   ModelState state() const override {
     ModelState st;
+    st.scalars = scalars;
+    if (in_parts) {
+      // The parts every rank wrote: the checkpoint names them.
+      const std::int64_t plane = std::int64_t(geometry.nx) * geometry.ny;
+      std::vector<std::int64_t> at, count;
+      for (std::size_t r = 0; r < planes.size(); ++r)
+        at.push_back(first_plane[r] * plane), count.push_back(planes[r] * plane);
+      for (std::size_t f = 0; f < buffers.size(); ++f) st.in_parts.push_back({array_name(f), step, at, count, fp64});
+      return st;
+    }
     // In the run's precision (an fp32 checkpoint holds floats: half the bytes to write), written
     // from the staging buffers, which live as long as this output.
     for (std::size_t f = 0; f < buffers.size(); ++f)
-      st.borrowed.push_back({"field" + std::to_string(f), buffers[f].data(), points, fp64});
-    st.scalars = scalars;
+      st.borrowed.push_back({array_name(f), buffers[f].data(), points, fp64});
     return st;
+  }
+  std::vector<StatePartArray> part(std::int64_t& at) const override {
+    at = first;
+    std::vector<StatePartArray> v;
+    if (in_parts)
+      for (std::size_t f = 0; f < buffers.size(); ++f) v.push_back({array_name(f), buffers[f].data(), points, fp64});
+    return v;
   }
   double bytes() const override {
     double b = 0;
@@ -157,10 +181,8 @@ class StencilModel final : public Model {
     // initial state, on a thread of their own: about 0.2-0.5 s per GB.
     if (output) {
       const std::size_t scalar = s_.precision == Precision::Fp64 ? sizeof(double) : sizeof(float);
-      if (comm::is_root())
-        reserve_host_buffers_behind(std::size_t(g_.points()) * scalar, kStateFields * (output_slots_ + 1));
-      else
-        reserve_host_buffers_behind(std::size_t(p_.points()) * scalar, kStateFields);
+      // A run's outputs under several ranks are staged in parts: each rank its slab.
+      reserve_host_buffers_behind(std::size_t(p_.points()) * scalar, kStateFields * (output_slots_ + 1));
       reserved_ = true;
     }
     // This rank's planes only (the same values as the whole grid's there).
@@ -280,15 +302,19 @@ class StencilModel final : public Model {
     return {h.label, (q - q0_) / std::fabs(q0_)};
   }
 
-  // Collective under several ranks: rank 0 gets the whole grid's state (its slab staged into the
-  // start of each buffer, the other ranks' gathered after it in rank order, which is z order), the
-  // other ranks stage their slab, hand it over and get nullptr. The gather waits for the copies:
-  // only the main thread talks to the other ranks (base/comm.hpp), not the output thread.
-  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time) override {
+  // Under several ranks, in parts: every rank stages its slab (the copies issued, nothing
+  // exchanged) and writes it to a part file of its own, which rank 0's files name. Otherwise
+  // collective: rank 0 gets the whole grid's state (its slab staged into the start of each
+  // buffer, the other ranks' gathered after it in rank order, which is z order), the other ranks
+  // stage their slab, hand it over and get nullptr. The gather waits for the copies: only the
+  // main thread talks to the other ranks (base/comm.hpp), not the output thread.
+  bool stages_in_parts() const override { return p_.z_split(); }
+  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) override {
     const bool fp64 = s_.precision == Precision::Fp64;
     const std::size_t scalar = fp64 ? sizeof(double) : sizeof(float);
     const std::size_t slab_bytes = std::size_t(p_.points()) * scalar;
-    if (!comm::is_root()) {
+    const bool parts = in_parts && p_.z_split();
+    if (!comm::is_root() && !parts) {
       if (!reserved_) reserve_host_buffers(slab_bytes, kStateFields), reserved_ = true;
       std::vector<HostBuffer> buffers;
       std::vector<std::unique_ptr<CopyInFlight>> copies;
@@ -307,16 +333,24 @@ class StencilModel final : public Model {
     // of all of them are pinned in start-up (behind the initial state, or here at the first
     // output), not on a later output's step (page-locking takes about 0.2 s per GB). With slots
     // sized from memory, those of the default.
-    const std::size_t field_bytes = std::size_t(g_.points()) * scalar;
+    const std::size_t field_bytes = std::size_t(parts ? p_.points() : g_.points()) * scalar;
     if (!reserved_) reserve_host_buffers(field_bytes, kStateFields * (output_slots_ + 1)), reserved_ = true;
     auto staged = std::make_unique<StagedFields>();
+    if (parts) {
+      staged->in_parts = true;
+      staged->first = std::int64_t(p_.z0) * g_.nx * g_.ny;
+      for (int r = 0; r < comm::size(); ++r) {
+        const StencilProblem s = z_slab(g_, r, comm::size());
+        staged->first_plane.push_back(s.z0), staged->planes.push_back(s.nz);
+      }
+    }
     staged->step = step, staged->time = time;
     staged->geometry.nx = g_.nx, staged->geometry.ny = g_.ny, staged->geometry.nz = g_.nz;
     for (int a = 0; a < 3; ++a) staged->geometry.spacing[a] = g_.h[a];
     for (int f = 0; f < kFields; ++f)
       staged->names.emplace_back(Eq::kStateNames[std::size_t(f)]);  // not the previous level
     staged->fp64 = fp64;
-    staged->points = std::size_t(g_.points());
+    staged->points = std::size_t(parts ? p_.points() : g_.points());
     staged->scalars = {{"time", time_}, {"q0", q0_}, {"has_q0", have_q0_ ? 1.0 : 0.0}};
     // Every field the engine holds (the wave equation's previous level too) for the checkpoint;
     // the snapshot writes the first names.size() of them.
@@ -324,7 +358,7 @@ class StencilModel final : public Model {
       staged->buffers.emplace_back(staged->points * scalar);
       staged->copies.push_back(eng_->stage(f, staged->buffers.back().data()));
     }
-    if (p_.z_split())
+    if (p_.z_split() && !parts)
       for (int f = 0; f < kStateFields; ++f) {
         staged->copies[std::size_t(f)]->wait();  // wait() again on the output thread returns at once
         void* buffer = staged->buffers[std::size_t(f)].data();

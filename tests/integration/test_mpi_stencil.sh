@@ -6,8 +6,10 @@
 # snapshot bit for bit, and the same observables: min and max exactly, sums and means to a relative
 # 1e-12 (the ranks add their slabs' sums in another order than one process adds the points).
 # The runs on several ranks record their halo exchanges in telemetry. A NaN is found at the same
-# global index on 1, 2 and 3 ranks. A slab thinner than R is refused with one line, and nothing is
-# written. CPU backend (TIERSIM_TEST_BACKEND=cuda: the CUDA engines, tests/integration/mpi.sh).
+# global index on 1, 2 and 3 ranks. Each rank writes its slab to a part file of its own, which the
+# step files and the checkpoint name (virtual datasets). A slab thinner than R, and --format vtk,
+# are refused with one line, and nothing is written. CPU backend (TIERSIM_TEST_BACKEND=cuda: the
+# CUDA engines, tests/integration/mpi.sh).
 set -u
 source "$(dirname "$0")/prologue.sh"
 source "$(dirname "$0")/mpi.sh"
@@ -94,6 +96,18 @@ for key in ("ranks_steady_seconds", "ranks_kernel_seconds", "ranks_communication
 comm = w["ranks_communication_seconds"]["max"] + w["ranks_communication_beside_kernels_seconds"]["max"]
 if w["ranks"] != n or w["transport"] not in ("mpi", "nccl") or comm <= 0:
     sys.exit("FAIL: summary.json: ranks %s, transport %s, communication %s s" % (w["ranks"], w["transport"], comm))
+PYEOF
+        # Each rank wrote its slab of every step to a part of its own: the step files' fields and the
+        # checkpoint's arrays are virtual datasets over the ranks' parts.
+        $PY - "$dir" "$np" <<'PYEOF' || fail=1
+import glob, h5py, os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+last = sorted(glob.glob(d + "/snapshots.d/step_*.h5"))[-1]
+with h5py.File(last, "r") as f, h5py.File(d + "/checkpoint.h5", "r") as c:
+    for ds in [f["/fields/" + k] for k in f["/fields"]] + [c["/state/" + k] for k in c["/state"]]:
+        parts = sorted(os.path.basename(v.file_name) for v in ds.virtual_sources()) if ds.is_virtual else []
+        if len(parts) != n or not all(p.startswith("part_") for p in parts):
+            sys.exit("FAIL: %s %s: not the %d ranks' parts: %s" % (ds.file.filename, ds.name, n, parts))
 PYEOF
         if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
           echo "ok: $name: $np ranks: every snapshot bit for bit, observables"
@@ -193,6 +207,19 @@ elif [ -e "$WORK/thin" ]; then
   fail=1
 else
   echo "ok: thin slabs refused: $(printf '%s\n' "$out" | grep '^tiersim')"
+fi
+# --format vtk on several ranks (VTK files hold whole grids; each rank writes its slab): one line,
+# no run directory.
+out=$(run_mpi 2 "$TIERSIM" run cases/heat.toml --backend "$BACKEND" --set grid.n=8 --steps 2 --format xdmf,vtk -q \
+  --out "$WORK/vtk-ranks" 2>&1)
+rc=$?
+got=$(printf '%s\n' "$out" | grep '^tiersim')
+if [ $rc != 0 ] && [ "$(printf '%s\n' "$got" | wc -l)" = 1 ] && [ ! -e "$WORK/vtk-ranks" ] &&
+  [[ "$got" == "tiersim: error: --format vtk: VTK files hold whole grids"* ]]; then
+  echo "ok: --format vtk refused on several ranks: $got"
+else
+  echo "FAIL: --format vtk on 2 ranks: exit $rc: $out"
+  fail=1
 fi
 # --transport nccl on the CPU backend: one line naming the problem, no run directory.
 if [ "$BACKEND" = cpu ]; then

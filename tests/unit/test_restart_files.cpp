@@ -5,17 +5,25 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "io/checkpoint.hpp"
 #include "io/hdf5_library.hpp"
+#include "io/safe_files.hpp"
+#include "io/snapshot_index.hpp"
+#include "io/state_parts.hpp"
+#include "io/step_files.hpp"
 #include "base/error.hpp"
 #include "sim/telemetry.hpp"
 
@@ -457,4 +465,111 @@ TEST(TelemetryCsv, DamageIsOneLineNamingFileAndLine) {
   for (char& c : noise) c = char(rng());
   noise[100] = '\n';
   damaged("random bytes", noise, ":1: not tiersim's telemetry header");
+}
+
+// A state written in parts by the ranks of a run (io/state_parts.hpp): three ranks' random slabs of
+// an fp32 array and an fp64 one, a checkpoint and a step file that name them. Read back, the
+// checkpoint's arrays are the slabs end to end, exactly; the step file's field is the grid. A part
+// missing, cut short or replaced by a link is one error naming it, never values read as fill.
+TEST(StateParts, CheckpointAndStepFileNameThePartsAndRefuseAMissingOne) {
+  const fs::path dir = fresh_dir("parts");
+  fs::create_directories(dir / kStepDir);
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  const int nx = 5, ny = 4;
+  const std::vector<std::int64_t> planes = {3, 2, 4}, first_plane = {0, 3, 5};
+  const std::int64_t step = 10, plane = nx * ny;
+  std::vector<float> all32;
+  std::vector<double> all64;
+  std::vector<std::int64_t> first, count;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<float> a(std::size_t(planes[r] * plane));
+    std::vector<double> b(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(u(rng)), b[i] = u(rng);
+    all32.insert(all32.end(), a.begin(), a.end());
+    all64.insert(all64.end(), b.begin(), b.end());
+    first.push_back(first_plane[r] * plane), count.push_back(planes[r] * plane);
+    const std::uint64_t bytes =
+        write_state_part(dir.string(), step, r, first.back(),
+                         {{"field0", a.data(), a.size(), false}, {"field1", b.data(), b.size(), true}});
+    EXPECT_EQ(bytes, file_bytes((dir / state_part_name(step, r)).string()));
+  }
+  std::atomic<bool> abandon{false};
+  EXPECT_NO_THROW(wait_for_state_parts(dir.string(), step, 3, abandon, 5.0));
+  abandon = true;
+  EXPECT_THROW(wait_for_state_parts(dir.string(), step + 1, 3, abandon, 5.0), Error);  // none there: gives up
+  abandon = false;
+  EXPECT_THROW(wait_for_state_parts(dir.string(), step + 1, 3, abandon, 0.01), Error);  // times out
+
+  Checkpoint c = sample_checkpoint(4);
+  c.step = step;
+  c.state.in_parts.push_back({"field0", step, first, count, false});
+  c.state.in_parts.push_back({"field1", step, first, count, true});
+  write_checkpoint(dir.string(), c);
+  const Checkpoint back = read_checkpoint(dir.string());
+  const std::vector<double>& f0 = back.state.array("field0");
+  const std::vector<double>& f1 = back.state.array("field1");
+  ASSERT_EQ(f0.size(), all32.size());
+  ASSERT_EQ(f1.size(), all64.size());
+  for (std::size_t i = 0; i < all32.size(); ++i) {
+    ASSERT_EQ(f0[i], double(all32[i])) << i;
+    ASSERT_EQ(f1[i], all64[i]) << i;
+  }
+
+  StepFileWriter w(dir.string());
+  GridGeometry g;
+  g.nx = nx, g.ny = ny, g.nz = 9;
+  w.write_field_parts(step, "u", g, false, state_part_slabs(step, "field0", first_plane, planes, true));
+  RunInfo info;
+  StepFileRecord rec;
+  rec.info = &info;
+  w.close(rec);
+  const std::string sp = (dir / step_file_name(step)).string();
+  EXPECT_EQ(read_step_file(sp, step).fields.at(0).g.nz, 9);
+  {
+    const Hdf5Calls h5{sp};
+    Hdf5Handle f(H5Fopen(sp.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    Hdf5Handle d = h5.dataset(f, "/fields/u");
+    const std::vector<float> grid = h5.read_all<float>(d, "/fields/u", H5T_NATIVE_FLOAT);
+    EXPECT_TRUE(grid == all32);
+  }
+
+  // Rank 1's part gone; then cut short; then a link in its place.
+  const fs::path p1 = dir / state_part_name(step, 1), saved = dir / "saved.h5";
+  fs::rename(p1, saved);
+  for (const auto& [what, read] :
+       {std::pair<std::string, std::function<void()>>{"checkpoint", [&] { read_checkpoint(dir.string()); }},
+        {"step file", [&] { read_step_file(sp, step); }}}) {
+    try {
+      read();
+      ADD_FAILURE() << what << ": read with a part missing";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(state_part_file(step, 1) + ": missing"), std::string::npos) << e.what();
+    }
+  }
+  fs::copy_file(saved, p1);
+  fs::resize_file(p1, fs::file_size(p1) / 2);
+  EXPECT_THROW(read_checkpoint(dir.string()), Error);
+  fs::remove(p1);
+  fs::create_symlink(saved, p1);
+  EXPECT_THROW(read_checkpoint(dir.string()), Error);
+  EXPECT_THROW(read_step_file(sp, step), Error);
+  // A failed part: its .tmp went away unfinished.
+  fs::remove(p1);
+  { std::ofstream(fs::path(temporary_name(p1.string()))) << "partial"; }
+  std::thread drop([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fs::remove(temporary_name(p1.string()));
+  });
+  try {
+    wait_for_state_parts(dir.string(), step, 3, abandon, 5.0);
+    ADD_FAILURE() << "a part whose write failed was waited for";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 did not finish"), std::string::npos) << e.what();
+  }
+  drop.join();
+  // Parts of other steps than those kept go on a restart.
+  remove_state_parts_but(dir.string(), {});
+  EXPECT_TRUE(state_part_steps(dir.string()).empty());
+  fs::remove_all(dir);
 }

@@ -525,8 +525,7 @@ TEST(Snapshots, BytesWrittenAreTheFilesPlaced) {
   for (std::int64_t step : {0, 10}) {
     s.write_field(step, 0.1 * double(step), "u", g, u.data());
     s.commit();
-    total += file_bytes((dir / step_file_name(step)).string()) + file_bytes(s.h5_path()) +
-             file_bytes(s.xmf_path());
+    total += file_bytes((dir / step_file_name(step)).string()) + file_bytes(s.h5_path()) + file_bytes(s.xmf_path());
     EXPECT_EQ(s.bytes_written(), total) << "after step " << step;
   }
   // The step file holds the field's 315 floats at least.
