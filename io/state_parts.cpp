@@ -135,8 +135,9 @@ std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& 
     if (H5Pget_virtual_filename(dcpl, i, file, sizeof file) < 0 ||
         H5Pget_virtual_dsetname(dcpl, i, name, sizeof name) < 0)
       hdf5_fail(path, "virtual mapping of " + what);
-    Hdf5Handle src(hdf5_check(H5Pget_virtual_srcspace(dcpl, i), path, "virtual mapping of " + what), H5Sclose);
-    const hssize_t mapped = H5Sget_select_npoints(src);
+    // The values mapped from the part: its selection in the virtual dataset (a part is mapped whole).
+    Hdf5Handle vsel(hdf5_check(H5Pget_virtual_vspace(dcpl, i), path, "virtual mapping of " + what), H5Sclose);
+    const hssize_t mapped = H5Sget_select_npoints(vsel);
     const std::string p = std::string(file) == "." ? path : (here / file).string();
     switch (path_type(p)) {
       case PathType::File:
@@ -153,7 +154,7 @@ std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& 
     Hdf5Handle d = s.dataset(f, name);
     hsize_t n = 1;
     for (const hsize_t x : s.dims(d, name)) n *= x;
-    if (mapped < 0 || hsize_t(mapped) > n)
+    if (mapped < 0 || hsize_t(mapped) != n)
       throw Error(p + ": " + name + " holds " + std::to_string(n) + " values; " + path + " takes " +
                   std::to_string(mapped) + " from it");
     files.push_back(p);

@@ -1,8 +1,9 @@
-// A state split over the ranks of a run, written in parts: each rank writes its part of a step's
-// state (a grid's slab of z planes) into a file of its own, DIR/snapshots.d/part_<step>_r<rank>.h5,
+// A grid's state written in parts: each rank of a run writes its part of a step's state (its slab
+// of z planes; one rank: the grid) into a file of its own, DIR/snapshots.d/part_<step>_r<rank>.h5,
 // and rank 0 writes the files that stitch the parts into one dataset (HDF5 virtual datasets): the
 // step file's /fields/<name>[nz][ny][nx] and the checkpoint's /state/<name>. No rank holds more
-// than its own part, and the ranks write at once.
+// than its own part, the ranks write at once, and a step's snapshot and checkpoint share one copy
+// of the state on the disk.
 //   /state/<name>  the rank's values of the state array, in the run's precision, x fastest
 //                  (Fletcher32 checksums on every chunk, as the checkpoint's arrays)
 //   attributes     step, rank, first (the index of its first value in the whole array)
@@ -48,7 +49,8 @@ std::vector<Hdf5Calls::SlabPart> state_part_slabs(std::int64_t step, const std::
                                                   const std::vector<std::int64_t>& rows, bool from_step_dir);
 
 // Where `dset` of the file at `path` is a virtual dataset: every file it names (relative to the
-// file's directory) is a regular file holding the named dataset with the values mapped from it.
+// file's directory) is a regular file holding the named dataset with as many values as are mapped
+// from it (a part is always mapped whole).
 // Error naming the missing or damaged part otherwise (HDF5 itself reads a missing part as fill
 // values). Returns the parts' file names (empty: not virtual).
 std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& path, const std::string& what);

@@ -44,11 +44,13 @@ class StagedOutput {
   virtual void write_snapshot(SnapshotFile& out) const = 0;
   virtual ModelState state() const = 0;  // what the checkpoint holds
   virtual double bytes() const = 0;      // host bytes staged
-  // Staged in parts (stage_output's in_parts, under several ranks): this rank's arrays, which it
-  // writes to a part file of its own (io/state_parts.hpp), and the index of their first value in
-  // the whole arrays. On rank 0, write_snapshot and state() then name every rank's part. Empty:
-  // the whole state, staged on rank 0.
-  virtual std::vector<StatePartArray> part(std::int64_t& first) const {
+  // Staged in parts (stage_output's in_parts): this rank's arrays, which it writes to a part file
+  // of its own (io/state_parts.hpp), and the index of their first value in the whole arrays; all
+  // of the state with whole_state (a checkpoint's step), else the snapshot's fields. On rank 0,
+  // write_snapshot and state() then name every rank's part. Empty: the whole state, staged on
+  // rank 0.
+  virtual std::vector<StatePartArray> part(std::int64_t& first, bool whole_state) const {
+    (void)whole_state;
     first = 0;
     return {};
   }
@@ -81,9 +83,9 @@ class Model {
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.
   virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
   // Stages the state of this step for output (snapshot and checkpoint alike); in_parts: each rank
-  // keeps its part (under several ranks, where the model's state is split: the stencil's slabs).
+  // keeps its part, where the model's state is a grid (the stencil's slabs; one rank: the grid).
   virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) = 0;
-  // Whether stage_output keeps the ranks' parts when asked to (a state split over ranks).
+  // Whether stage_output keeps the ranks' parts when asked to (a grid's state).
   virtual bool stages_in_parts() const { return false; }
   // The same, waited for and written at once (tests, compare); collective, rank 0 writes.
   void write_snapshot(SnapshotFile& out, std::int64_t step, double time);

@@ -199,7 +199,7 @@ RunResult run_case(const RunOptions& options) {
   std::unique_ptr<Model> model =
       model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
   startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
-  if (snap_options.formats.vtk && o.state_output && model->stages_in_parts())
+  if (snap_options.formats.vtk && o.state_output && model->stages_in_parts() && comm::size() > 1)
     throw Error("--format vtk: VTK files hold whole grids, and on " + std::to_string(comm::size()) +
                 " ranks each rank writes its slab of the grid; run on one rank, or without --format vtk (ParaView "
                 "opens snapshots.xmf)");
@@ -373,10 +373,13 @@ RunResult run_case(const RunOptions& options) {
   // Rank 0's: the other ranks write nothing but their parts.
   std::shared_ptr<SnapshotFile> out_shared(std::move(out));
   SnapshotFile* const index = out_shared.get();
-  // Under several ranks a split state (the stencil's slabs) is written in parts, each rank its own
-  // (io/state_parts.hpp); rank 0's output thread waits for every part of a step before its step
-  // file and checkpoint name them, and gives up if the run ends by an error meanwhile.
-  const bool in_parts = ranks > 1;
+  // A grid's state is written in parts, each rank its slab (io/state_parts.hpp; one rank: one
+  // part), which the step file and the checkpoint of a step both name: the state goes to the disk
+  // once per output, not once for the snapshot and again for the checkpoint. Rank 0's output
+  // thread waits for every part of a step before its files name them, and gives up if the run
+  // ends by an error meanwhile. VTK files hold whole grids: with --format vtk (one rank) the
+  // state is staged whole.
+  const bool in_parts = !snap_options.formats.vtk;
   std::atomic<bool> abandon_parts{false};
   std::int64_t checkpoint_only_parts = -1;  // the output thread's: parts no step file names
   // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
@@ -402,7 +405,7 @@ RunResult run_case(const RunOptions& options) {
           [&] { staged = model->stage_output(step, time, in_parts); });
     if (!staged) return;  // another rank: its part was gathered to rank 0
     std::int64_t part_first = 0;
-    const bool parted = !staged->part(part_first).empty();
+    const bool parted = !staged->part(part_first, true).empty();
     if (!slots_sized) {
       // run.output_slots = 0: as many staged states as a quarter of the available host memory
       // holds (2 to 64), so that the steps run ahead of a slow disk while memory allows.
@@ -432,7 +435,7 @@ RunResult run_case(const RunOptions& options) {
           std::uint64_t bytes = 0;
           if (parted) {
             std::int64_t first = 0;
-            const std::vector<StatePartArray> arrays = staged->part(first);
+            const std::vector<StatePartArray> arrays = staged->part(first, ckpt);
             bytes += write_state_part(dir, at, comm::rank(), first, arrays);
             // Ten minutes without a part of the step appearing or growing: a rank failed before its
             // part was begun (a rank whose write failed after its .tmp appeared is seen at once).

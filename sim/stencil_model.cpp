@@ -128,11 +128,12 @@ struct StagedFields final : StagedOutput {
       st.borrowed.push_back({array_name(f), buffers[f].data(), points, fp64});
     return st;
   }
-  std::vector<StatePartArray> part(std::int64_t& at) const override {
+  std::vector<StatePartArray> part(std::int64_t& at, bool whole_state) const override {
     at = first;
     std::vector<StatePartArray> v;
     if (in_parts)
-      for (std::size_t f = 0; f < buffers.size(); ++f) v.push_back({array_name(f), buffers[f].data(), points, fp64});
+      for (std::size_t f = 0; f < (whole_state ? buffers.size() : names.size()); ++f)
+        v.push_back({array_name(f), buffers[f].data(), points, fp64});
     return v;
   }
   double bytes() const override {
@@ -181,7 +182,7 @@ class StencilModel final : public Model {
     // initial state, on a thread of their own: about 0.2-0.5 s per GB.
     if (output) {
       const std::size_t scalar = s_.precision == Precision::Fp64 ? sizeof(double) : sizeof(float);
-      // A run's outputs under several ranks are staged in parts: each rank its slab.
+      // A run's outputs are staged in parts: each rank its slab.
       reserve_host_buffers_behind(std::size_t(p_.points()) * scalar, kStateFields * (output_slots_ + 1));
       reserved_ = true;
     }
@@ -308,12 +309,12 @@ class StencilModel final : public Model {
   // buffer, the other ranks' gathered after it in rank order, which is z order), the other ranks
   // stage their slab, hand it over and get nullptr. The gather waits for the copies: only the
   // main thread talks to the other ranks (base/comm.hpp), not the output thread.
-  bool stages_in_parts() const override { return p_.z_split(); }
+  bool stages_in_parts() const override { return true; }
   std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) override {
     const bool fp64 = s_.precision == Precision::Fp64;
     const std::size_t scalar = fp64 ? sizeof(double) : sizeof(float);
     const std::size_t slab_bytes = std::size_t(p_.points()) * scalar;
-    const bool parts = in_parts && p_.z_split();
+    const bool parts = in_parts;
     if (!comm::is_root() && !parts) {
       if (!reserved_) reserve_host_buffers(slab_bytes, kStateFields), reserved_ = true;
       std::vector<HostBuffer> buffers;

@@ -150,9 +150,12 @@ foreign() {  # foreign <label> <expected> <run dir> <checkpoint from>
   rm -rf "$WORK/mixed"; cp -a "$3" "$WORK/mixed"; cp "$4/checkpoint.h5" "$WORK/mixed/checkpoint.h5"
   refused "$1" "$2" "$WORK/mixed" run --restart "$WORK/mixed" --steps 20 -q
 }
-foreign "a 16^3 checkpoint in a 24^3 run" "checkpoint.h5: not of the run in $WORK/mixed/snapshots.d: grid.n = 16 in the checkpoint, 24 in its step files" \
+# A grid's checkpoint names the parts its step wrote (snapshots.d/part_*): moved alone into another
+# run, it is refused naming the part that is not its own.
+foreign "a 16^3 checkpoint in a 24^3 run" \
+  "snapshots.d/part_000000000010_r000000.h5: /state/field0 holds 13824 values; $WORK/mixed/checkpoint.h5 takes 4096 from it" \
   "$WORK/heat24" "$WORK/heat16"
-foreign "a wave checkpoint in an N-body run" "model stencil/wave in the checkpoint, nbody in its step files" "$WORK/nb" "$WORK/wave"
+foreign "a wave checkpoint in an N-body run" "snapshots.d/part_000000000010_r000000.h5: missing" "$WORK/nb" "$WORK/wave"
 foreign "an N-body checkpoint in a heat run" "model nbody in the checkpoint, stencil/heat in its step files" "$WORK/heat16" "$WORK/nb"
 foreign "an fp64 checkpoint in an fp32 run" 'strategy.precision = "fp64" in the checkpoint, "fp32" in its step files' "$WORK/nb" "$WORK/nb64"
 foreign "a 32-body checkpoint in a 64-body run" "nbody.count = 32 in the checkpoint, 64 in its step files" "$WORK/nb" "$WORK/nb32"
