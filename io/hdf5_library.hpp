@@ -409,33 +409,13 @@ class Hdf5Calls {
   };
   void make_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
                  const std::vector<ViewPart>& parts) const {
-    Hdf5Handle vsp(
-        hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name),
-        H5Sclose);
-    Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
-    if (H5Tget_class(filetype) == H5T_FLOAT) {
-      const double nan = std::numeric_limits<double>::quiet_NaN();
-      hdf5_check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
-    }
+    std::vector<Mapping> m;
     for (const ViewPart& p : parts) {
-      std::vector<hsize_t> sdims = vdims, start(vdims.size(), 0), count = vdims;
-      if (p.row >= 0) {
-        sdims.erase(sdims.begin());
-        start[0] = hsize_t(p.row);
-        count[0] = 1;
-      }
-      Hdf5Handle ssp(
-          hdf5_check(H5Screate_simple(int(sdims.size()), sdims.data(), nullptr), file, "dataspace for " + name),
-          H5Sclose);
-      hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
-                        "selection for " + name);
-      hdf5_check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
-                        "virtual mapping for " + name);
+      Mapping x{p.file, p.dataset, std::vector<hsize_t>(vdims.size(), 0), vdims, vdims};
+      if (p.row >= 0) x.source.erase(x.source.begin()), x.start[0] = hsize_t(p.row), x.count[0] = 1;
+      m.push_back(std::move(x));
     }
-    hdf5_check_status(H5Sselect_all(vsp), file, "selection for " + name);
-    Hdf5Handle ds(hdf5_check(H5Dcreate2(loc, name.c_str(), filetype, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
-                             "cannot create virtual dataset " + name),
-                  H5Dclose);
+    make_virtual(loc, name, filetype, vdims, m);
   }
 
   // A virtual dataset `name` of shape vdims made of slabs along its first dimension, each the
@@ -448,22 +428,41 @@ class Hdf5Calls {
   };
   void make_slab_view(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
                       const std::vector<SlabPart>& parts) const {
+    hsize_t row_values = 1;
+    for (std::size_t d = 1; d < vdims.size(); ++d) row_values *= vdims[d];
+    std::vector<Mapping> m;
+    for (const SlabPart& p : parts) {
+      Mapping x{p.file, p.dataset, std::vector<hsize_t>(vdims.size(), 0), vdims, {p.rows * row_values}};
+      x.start[0] = p.first, x.count[0] = p.rows;
+      m.push_back(std::move(x));
+    }
+    make_virtual(loc, name, filetype, vdims, m);
+  }
+
+ private:
+  // The whole of `dataset` (of shape `source`) in `file` onto the block at `start` of `count` of
+  // the view.
+  struct Mapping {
+    std::string file, dataset;
+    std::vector<hsize_t> start, count, source;
+  };
+  void make_virtual(hid_t loc, const std::string& name, hid_t filetype, const std::vector<hsize_t>& vdims,
+                    const std::vector<Mapping>& maps) const {
     Hdf5Handle vsp(
         hdf5_check(H5Screate_simple(int(vdims.size()), vdims.data(), nullptr), file, "dataspace for " + name),
         H5Sclose);
     Hdf5Handle dcpl(hdf5_check(H5Pcreate(H5P_DATASET_CREATE), file, "property list"), H5Pclose);
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    hdf5_check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
-    hsize_t row_values = 1;
-    for (std::size_t d = 1; d < vdims.size(); ++d) row_values *= vdims[d];
-    for (const SlabPart& p : parts) {
-      std::vector<hsize_t> start(vdims.size(), 0), count = vdims;
-      start[0] = p.first, count[0] = p.rows;
-      const hsize_t n = p.rows * row_values;
-      Hdf5Handle ssp(hdf5_check(H5Screate_simple(1, &n, nullptr), file, "dataspace for " + name), H5Sclose);
-      hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), file,
-                        "selection for " + name);
-      hdf5_check_status(H5Pset_virtual(dcpl, vsp, p.file.c_str(), p.dataset.c_str(), ssp), file,
+    if (H5Tget_class(filetype) == H5T_FLOAT) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      hdf5_check_status(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), file, "fill value of " + name);
+    }
+    for (const Mapping& m : maps) {
+      Hdf5Handle ssp(
+          hdf5_check(H5Screate_simple(int(m.source.size()), m.source.data(), nullptr), file, "dataspace for " + name),
+          H5Sclose);
+      hdf5_check_status(H5Sselect_hyperslab(vsp, H5S_SELECT_SET, m.start.data(), nullptr, m.count.data(), nullptr),
+                        file, "selection for " + name);
+      hdf5_check_status(H5Pset_virtual(dcpl, vsp, m.file.c_str(), m.dataset.c_str(), ssp), file,
                         "virtual mapping for " + name);
     }
     hdf5_check_status(H5Sselect_all(vsp), file, "selection for " + name);

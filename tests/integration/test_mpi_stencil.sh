@@ -55,6 +55,24 @@ with h5py.File(one + "/snapshots.h5", "r") as a, h5py.File(many + "/snapshots.h5
 PYEOF
 }
 
+# "${args[@]}" on $1 ranks into dir=$WORK/$name-$1; a FAIL with tiersim's line where it fails.
+on_ranks() {
+  dir="$WORK/$name-$1"
+  run_mpi "$1" "$TIERSIM" "${args[@]}" --transport "$TRANSPORT" --out "$dir" >"$dir.log" 2>&1 && return 0
+  echo "FAIL: $name: $1 ranks: $(grep -m1 'tiersim' "$dir.log")"
+  fail=1
+  return 1
+}
+# The run in $dir ($1 ranks) against the one-process run in $WORK/$name-1 ($2: what else agreed).
+against_one() {
+  if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
+    echo "ok: $name: $1 ranks: every snapshot bit for bit$2"
+  else
+    echo "FAIL: $name: $1 ranks against one process: $why"
+    fail=1
+  fi
+}
+
 # Rows of 24 points (whole 32-byte sectors in fp32 and fp64): on the CUDA engines the updates write
 # the periodic x halos themselves.
 GRID=(--set grid.nx=24 --set grid.ny=19 --set grid.nz=23)
@@ -76,12 +94,7 @@ for eq in heat wave gray_scott allen_cahn; do
       nps="2 3"
       [ $eq != heat ] && { [ $bc = periodic ] && nps=3 || nps=2; }
       for np in $nps; do
-        dir="$WORK/$name-$np"
-        if ! run_mpi $np "$TIERSIM" "${args[@]}" --transport "$TRANSPORT" --out "$dir" >"$dir.log" 2>&1; then
-          echo "FAIL: $name: $np ranks: $(grep -m1 'tiersim' "$dir.log")"
-          fail=1
-          continue
-        fi
+        on_ranks $np || continue
         grep -Eq "^[0-9]*,halo_exchange_$EXCHANGE," "$dir/telemetry.csv" ||
           { echo "FAIL: $name: $np ranks: no halo exchange in telemetry.csv"; fail=1; }
         # summary.json: each rank's figures, in rank order, and their spread.
@@ -109,12 +122,7 @@ with h5py.File(last, "r") as f, h5py.File(d + "/checkpoint.h5", "r") as c:
         if len(parts) != n or not all(p.startswith("part_") for p in parts):
             sys.exit("FAIL: %s %s: not the %d ranks' parts: %s" % (ds.file.filename, ds.name, n, parts))
 PYEOF
-        if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
-          echo "ok: $name: $np ranks: every snapshot bit for bit, observables"
-        else
-          echo "FAIL: $name: $np ranks against one process: $why"
-          fail=1
-        fi
+        against_one $np ", observables"
       done
     done
   done
@@ -141,20 +149,10 @@ if [ "$BACKEND" = cuda ]; then
       "$TIERSIM" "${args[@]}" --out "$WORK/$name-1" >"$WORK/$name-1.log" 2>&1 ||
         { echo "FAIL: $name: one process: $(tail -1 "$WORK/$name-1.log")"; fail=1; continue; }
       for np in $nps; do
-        dir="$WORK/$name-$np"
-        if ! run_mpi $np "$TIERSIM" "${args[@]}" --transport "$TRANSPORT" --out "$dir" >"$dir.log" 2>&1; then
-          echo "FAIL: $name: $np ranks: $(grep -m1 'tiersim' "$dir.log")"
-          fail=1
-          continue
-        fi
+        on_ranks $np || continue
         grep -Eq "^[0-9]*,stencil_${eq}_temporal_r${radius}_t${T}(_zfaces)?," "$dir/telemetry.csv" ||
           { echo "FAIL: $name: $np ranks: no temporal pass in telemetry.csv"; fail=1; }
-        if why=$(compare "$WORK/$name-1" "$dir" 2>&1); then
-          echo "ok: $name: $np ranks: every snapshot bit for bit"
-        else
-          echo "FAIL: $name: $np ranks against one process: $why"
-          fail=1
-        fi
+        against_one $np ""
       done
     done
   done
