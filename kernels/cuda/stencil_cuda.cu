@@ -249,14 +249,8 @@ class StencilCuda final : public StencilEngine {
       if (inner > 0) update_planes(l, r, inner, false);
       if (p_.z_split()) finish_exchange();
       if (inner > 0) {
-        // The two faces wait for the same exchange and write planes of their own: the top one
-        // runs beside the bottom one, on a stream of its own that the engine's stream then joins.
-        TIERSIM_CUDA_CHECK(cudaEventRecord(faces_ready_.get(), stream_), "z faces");
-        TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(faces_, faces_ready_.get()), "z faces");
         update_planes(l, 0, r, true);
-        update_planes(l, p_.nz - r, r, true, faces_, faces_timer_);
-        TIERSIM_CUDA_CHECK(cudaEventRecord(faces_done_.get(), faces_), "z faces");
-        TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, faces_done_.get()), "z faces");
+        update_planes(l, p_.nz - r, r, true);
       } else {
         update_planes(l, 0, p_.nz, false);
       }
@@ -395,7 +389,6 @@ class StencilCuda final : public StencilEngine {
   // The launches' records, then the halo exchanges' (on the exchange's stream).
   std::vector<KernelRecord> take_records(bool wait) override {
     std::vector<KernelRecord> recs = timer_.take_records(wait);
-    for (KernelRecord& r : faces_timer_.take_records(wait)) recs.push_back(std::move(r));
     for (KernelRecord& r : comm_timer_.take_records(wait)) recs.push_back(std::move(r));
     return recs;
   }
@@ -468,18 +461,14 @@ class StencilCuda final : public StencilEngine {
   // The update of planes [k0, k0 + n): the whole grid (0, nz), the interior of a split step, or
   // one of its z faces (`faces`: the record's kernel name says so). Costs scale with the planes.
   void update_planes(cuda::StencilLaunch<T, Eq> l, int k0, int n, bool faces) {
-    update_planes(l, k0, n, faces, stream_, timer_);
-  }
-  void update_planes(cuda::StencilLaunch<T, Eq> l, int k0, int n, bool faces, cudaStream_t s,
-                     cuda::LaunchTimer& timer) {
     if (k0 != 0 || n != p_.nz) {
       for (int f = 0; f < kFields; ++f) l.in[f] = z_range(l.in[f], k0, n), l.out[f] = z_range(l.out[f], k0, n);
       if constexpr (Eq::kPreviousLevel) l.prev = l.out[0].origin;
     }
-    timer.begin(update_name_.c_str(), strategy_);
-    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, s);
+    timer_.begin(update_name_.c_str(), strategy_);
+    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     x_images_written_ = x_images_written_ && info.x_images;
-    KernelRecord& rec = timer.end();
+    KernelRecord& rec = timer_.end();
     rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
     const double share = double(n) / double(p_.nz);
     cost(rec, share * stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
@@ -689,12 +678,6 @@ class StencilCuda final : public StencilEngine {
   cudaStream_t comm_ = owned_comm_.get();
   cuda::LaunchTimer comm_timer_{comm_, nullptr, s_.tuning};
   cuda::OwnedEvent filled_, exchanged_, queued_;
-  // The top z face's stream (a split step), blocking like the engine's so that a constant-memory
-  // upload on the legacy stream stays ordered with its launches; its records; its events.
-  cuda::OwnedStream owned_faces_{cudaStreamDefault, cuda::OwnedStream::Priority::Highest};
-  cudaStream_t faces_ = owned_faces_.get();
-  cuda::LaunchTimer faces_timer_{faces_, nullptr, s_.tuning};
-  cuda::OwnedEvent faces_ready_, faces_done_;
 };
 
 }  // namespace
