@@ -381,7 +381,15 @@ RunResult run_case(const RunOptions& options) {
   // state is staged whole.
   const bool in_parts = !snap_options.formats.vtk;
   std::atomic<bool> abandon_parts{false};
-  std::int64_t checkpoint_only_parts = -1;  // the output thread's: parts no step file names
+  // The output thread's: the step of the parts only the checkpoint names (a restart's own, where
+  // its checkpoint came between snapshots).
+  std::int64_t checkpoint_only_parts = -1;
+  if (restart && root) {
+    checkpoint_only_parts = ckpt.step;
+    for (const auto& f : kept.fields)
+      for (const auto& row : f.rows)
+        if (row.first == ckpt.step) checkpoint_only_parts = -1;
+  }
   // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
   // from the loop still leaves every staged snapshot written).
   OutputQueue queue(output_slots > 0 ? output_slots : 2);

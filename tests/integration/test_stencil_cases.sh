@@ -3,7 +3,8 @@
 # series: fields in snapshots.h5, read back through the HDF5 API (check_output_readable.py, and
 # check_stencil_fields.py: shape, steps, times, origin/spacing, observables, index = step files),
 # a 3DCoRectMesh temporal collection in snapshots.xmf, telemetry rows for the halo fill and the
-# update kernel. An unstable dt is refused with the limit named.
+# update kernel. An unstable dt is refused with the limit named. The state's parts: one per output
+# step, named by the step file and the checkpoint, none left of replaced checkpoints.
 set -eu
 source "$(dirname "$0")/prologue.sh"
 require_h5py
@@ -59,4 +60,25 @@ err=$("$TIERSIM" "${unstable[@]}" --set stencil.force=true --out "$WORK/forced" 
 test -s "$WORK/forced/snapshots.h5" || { echo "FAIL: forced run wrote no output"; exit 1; }
 err=$("$TIERSIM" run cases/heat.toml --backend cpu --set run.dt=3e-5 --set run.steps=2 --quiet --out "$WORK/stable" 2>&1 >/dev/null)
 [[ "$err" != *"warning"* ]] || { echo "FAIL: stable run warned: $err"; exit 1; }
+
+# The state is written once per output step, in a part the step file and the checkpoint both
+# name: with a checkpoint every 3 steps and a snapshot every 10, the parts of the checkpoint-only
+# steps go once a later checkpoint replaces theirs, during the run and after a restart; the parts
+# of the snapshot steps stay, and the step files' fields are virtual datasets over them.
+"$TIERSIM" run cases/heat.toml --backend cpu --set grid.n=16 --steps 12 --set run.snapshot_every=10 \
+  --set run.checkpoint_every=3 -q --out "$WORK/parts" >/dev/null || { echo "FAIL: parts run"; exit 1; }
+"$TIERSIM" run --restart "$WORK/parts" --steps 20 -q >/dev/null || { echo "FAIL: parts restart"; exit 1; }
+got=$(cd "$WORK/parts/snapshots.d" && ls | tr '\n' ' ')
+want="part_000000000000_r000000.h5 part_000000000010_r000000.h5 part_000000000012_r000000.h5 part_000000000020_r000000.h5 step_000000000000.h5 step_000000000010.h5 step_000000000012.h5 step_000000000020.h5 "
+[ "$got" = "$want" ] || { echo "FAIL: snapshots.d holds: $got"; exit 1; }
+$PY - "$WORK/parts" <<'PYEOF' || exit 1
+import h5py, sys
+d = sys.argv[1]
+with h5py.File(d + "/snapshots.d/step_000000000020.h5", "r") as f, h5py.File(d + "/checkpoint.h5", "r") as c:
+    u, s = f["/fields/u"], c["/state/field0"]
+    if not (u.is_virtual and s.is_virtual) or [v.file_name for v in u.virtual_sources()] != ["part_000000000020_r000000.h5"]:
+        sys.exit("FAIL: the step file's u and the checkpoint's field0 do not name the step's part")
+    if (u[...].ravel() != s[...]).any():
+        sys.exit("FAIL: the step file's u and the checkpoint's field0 differ")
+PYEOF
 echo "stencil cases ok"
