@@ -20,10 +20,15 @@ namespace {
 
 const OwnedName kPart = OwnedName::with_step_and_rank(kStepDir, "part_", "_r", ".h5");
 
-// The step of a part's file name (without .tmp), -1 if it is not one.
-std::int64_t part_step(const std::string& name) {
-  if (!kPart.matches(name)) return -1;
-  return std::stoll(name.substr(5, name.find("_r") - 5));
+// Calls f(path, step) for every part in DIR/snapshots.d/ (and every part's .tmp).
+template <class F>
+void for_each_part(const std::string& dir, F&& f) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / kStepDir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.ends_with(".tmp")) name.resize(name.size() - 4);
+    if (kPart.matches(name)) f(e.path(), std::int64_t(std::stoll(name.substr(5, name.find("_r") - 5))));
+  }
 }
 
 }  // namespace
@@ -164,13 +169,7 @@ std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& 
 
 std::vector<std::int64_t> state_part_steps(const std::string& dir) {
   std::vector<std::int64_t> steps;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / kStepDir, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.ends_with(".tmp")) name.resize(name.size() - 4);
-    const std::int64_t s = part_step(name);
-    if (s >= 0 && (steps.empty() || steps.back() != s)) steps.push_back(s);
-  }
+  for_each_part(dir, [&](const fs::path&, std::int64_t s) { steps.push_back(s); });
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
   return steps;
@@ -182,12 +181,10 @@ void remove_state_parts_but(const std::string& dir, const std::vector<std::int64
 }
 
 void remove_state_parts(const std::string& dir, std::int64_t step) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / kStepDir, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.ends_with(".tmp")) name.resize(name.size() - 4);
-    if (part_step(name) == step) fs::remove(e.path(), ec);  // a link itself, not its target
-  }
+  for_each_part(dir, [&](const fs::path& p, std::int64_t s) {
+    std::error_code ec;
+    if (s == step) fs::remove(p, ec);  // a link itself, not its target
+  });
 }
 
 }  // namespace tiersim

@@ -412,8 +412,7 @@ RunResult run_case(const RunOptions& options) {
     timed(in_steady_state ? wall.staging : startup_staging,
           [&] { staged = model->stage_output(step, time, in_parts); });
     if (!staged) return;  // another rank: its part was gathered to rank 0
-    std::int64_t part_first = 0;
-    const bool parted = !staged->part(part_first, true).empty();
+    const bool parted = in_parts && model->stages_in_parts();
     if (!slots_sized) {
       // run.output_slots = 0: as many staged states as a quarter of the available host memory
       // holds (2 to 64), so that the steps run ahead of a slow disk while memory allows.
