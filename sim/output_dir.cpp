@@ -97,11 +97,13 @@ std::string why_not_replaceable(const fs::path& dir) {
   try {
     for (const std::string& name : entries(dir)) {
       const PathType e = path_type((dir / name).string());
+      if (e == PathType::Missing) continue;  // removed since the listing (a run replacing this one)
       if (subdirs.count(name)) {
         if (e != PathType::Directory)
           return "it holds '" + name + "', " + kind(e) + " (tiersim makes " + name + "/ a directory of its own)";
         for (const std::string& sub : entries(dir / name)) {
           const PathType se = path_type((dir / name / sub).string());
+          if (se == PathType::Missing) continue;
           if (!owned(name, sub)) return "it holds '" + printable(name + "/" + sub) + "', which is not tiersim output";
           if (se != PathType::File)
             return "it holds '" + printable(name + "/" + sub) + "', " + kind(se) + " where tiersim writes a file";
@@ -231,8 +233,12 @@ RunLock prepare_out_dir(const std::string& dir, bool force, const std::function<
     if (const std::string holder = lock_holder(dir); !holder.empty())
       throw Error(dir + ": " + holder + "; nothing was changed");
     if (!force) throw Error(dir + ": output directory exists and is not empty (use --force to replace it)");
-    if (const std::string why = why_not(dir); !why.empty())
+    if (const std::string why = why_not(dir); !why.empty()) {
+      // A run that took the lock meanwhile may be rewriting the directory as we looked.
+      if (const std::string holder = lock_holder(dir); !holder.empty())
+        throw Error(dir + ": " + holder + "; nothing was changed");
       throw Error(dir + ": not replaced: --force replaces only an empty directory or a tiersim run, and " + why);
+    }
   };
   if (fs::exists(dir, ec) && others()) refuse_unless_replaceable();
   fs::create_directories(dir, ec);
