@@ -50,6 +50,25 @@ H5mdOutput::H5mdOutput(const std::string& dir, bool xdmf)
 void H5mdOutput::write_particles(std::int64_t step, double time, const Bodies& b, double box_edge) {
   const std::uint64_t n = b.size();
   if (b.pos.size() != n || b.vel.size() != n) throw Error(h5_path_ + ": particles: inconsistent body arrays");
+  write_particles_with(step, time, n, box_edge,
+                       [&](bool first) { steps_.write_particles(step, b, index_.double_precision, first, box_edge); });
+}
+
+void H5mdOutput::write_particles_parts(std::int64_t step, double time, const ParticlesInParts& parts) {
+  if (parts.fp64 != index_.double_precision)
+    throw Error(h5_path_ + ": particles: the parts are not in the run's precision");
+  std::uint64_t n = 0;
+  for (const std::int64_t k : parts.count) n += std::uint64_t(k);
+  write_particles_with(step, time, n, parts.box_edge, [&](bool first) {
+    // A body is a row of each array ([N][3] or [N]): the parts' slabs are their bodies.
+    auto slabs = [&](const char* array) { return state_part_slabs(step, array, parts.first, parts.count, true); };
+    steps_.write_particles_parts(step, n, index_.double_precision, first, parts.box_edge,
+                                 {slabs("position"), slabs("velocity"), slabs("mass")});
+  });
+}
+
+template <class W>
+void H5mdOutput::write_particles_with(std::int64_t step, double time, std::uint64_t n, double box_edge, W&& write) {
   const bool first = index_.particle_rows.empty();
   if (first) index_.n_particles = n;
   if (n != index_.n_particles)
@@ -60,7 +79,7 @@ void H5mdOutput::write_particles(std::int64_t step, double time, const Bodies& b
                 std::to_string(index_.particle_rows.back().step));
   if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
   try {
-    steps_.write_particles(step, b, index_.double_precision, first, box_edge);
+    write(first);
   } catch (...) {
     drop_open_step();
     throw;

@@ -33,6 +33,8 @@ class H5mdOutput final : public OutputFormat {
                    const float* data) override;
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                    const double* data) override;
+  // The step file's arrays are virtual datasets over the parts (which must be in place).
+  void write_particles_parts(std::int64_t step, double time, const ParticlesInParts& parts) override;
   // The step file's field is a virtual dataset over the parts (which must be in place).
   void write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                          const FieldInParts& parts) override;
@@ -68,6 +70,10 @@ class H5mdOutput final : public OutputFormat {
   const std::string& xmf_path() const { return xmf_path_; }
 
  private:
+  // The checks and the index's row of the bodies of `step`; `write(first)` writes them into the
+  // step file (first: the run's first particle snapshot, which holds mass and id too).
+  template <class W>
+  void write_particles_with(std::int64_t step, double time, std::uint64_t n, double box_edge, W&& write);
   template <class T>
   void write_field_data(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const T* data);
   // The checks and the index's row of a field of `step`; `write` writes it into the step file.

@@ -90,6 +90,15 @@ struct FieldInParts {
   bool fp64 = false;
 };
 
+// Bodies held in the parts of a state split over ranks (io/state_parts.hpp): state arrays
+// "position" and "velocity" (3 values per body) and "mass" of the parts of `step`, rank r's
+// bodies [first[r], first[r] + count[r]).
+struct ParticlesInParts {
+  std::vector<std::int64_t> first, count;
+  bool fp64 = false;
+  double box_edge = 0;  // as write_particles'
+};
+
 class OutputFormat {
  public:
   virtual ~OutputFormat() = default;
@@ -100,7 +109,9 @@ class OutputFormat {
                            const float* data) = 0;
   virtual void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                            const double* data) = 0;
-  // A field whose values the ranks wrote in parts: the format names them, or refuses (Error).
+  // Bodies or a field whose values the ranks wrote in parts: the format names them, or refuses
+  // (Error).
+  virtual void write_particles_parts(std::int64_t step, double time, const ParticlesInParts& parts) = 0;
   virtual void write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                                  const FieldInParts& parts) = 0;
 

@@ -46,13 +46,17 @@ std::int64_t SnapshotIndex::last_snapshot_step() const {
   return last;
 }
 
-std::vector<std::string> SnapshotIndex::step_files() const {
-  std::set<std::int64_t> steps;
-  for (const ParticleRow& r : particle_rows) steps.insert(r.step);
+std::vector<std::int64_t> SnapshotIndex::steps() const {
+  std::set<std::int64_t> s;
+  for (const ParticleRow& r : particle_rows) s.insert(r.step);
   for (const Field& f : fields)
-    for (const auto& row : f.rows) steps.insert(row.first);
+    for (const auto& row : f.rows) s.insert(row.first);
+  return {s.begin(), s.end()};
+}
+
+std::vector<std::string> SnapshotIndex::step_files() const {
   std::vector<std::string> out;
-  for (const std::int64_t s : steps) out.push_back(step_file_name(s));
+  for (const std::int64_t s : steps()) out.push_back(step_file_name(s));
   return out;
 }
 

@@ -85,7 +85,9 @@ struct SnapshotIndex {
   // Step of the last particle snapshot (-1 if none); of the last snapshot of any kind.
   std::int64_t last_particle_step() const;
   std::int64_t last_snapshot_step() const;
-  // The relative names of every step file the index names (snapshots.d/step_...h5).
+  // The steps of every snapshot the index names, in order, and their step files' relative names
+  // (snapshots.d/step_...h5).
+  std::vector<std::int64_t> steps() const;
   std::vector<std::string> step_files() const;
   // Drops the rows of `step` (a step whose file was not published).
   void drop_step(std::int64_t step);

@@ -71,6 +71,10 @@ void SnapshotFile::write_particles(std::int64_t step, double time, const Bodies&
   impl_->each([&](OutputFormat& f) { f.write_particles(step, time, b, box_edge); });
 }
 
+void SnapshotFile::write_particles_parts(std::int64_t step, double time, const ParticlesInParts& parts) {
+  impl_->each([&](OutputFormat& f) { f.write_particles_parts(step, time, parts); });
+}
+
 void SnapshotFile::write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                                const float* data) {
   impl_->each([&](OutputFormat& f) { f.write_field(step, time, name, g, data); });

@@ -48,6 +48,9 @@ class SnapshotFile {
   // box_edge: edge of the cubic H5MD box (none/open boundaries; the extent of the data).
   void write_particles(std::int64_t step, double time, const Bodies& b, double box_edge);
 
+  // Bodies the ranks of a run wrote in parts (io/state_parts.hpp), every part in place.
+  void write_particles_parts(std::int64_t step, double time, const ParticlesInParts& parts);
+
   // Grid fields: data is the interior, x fastest, nx*ny*nz values.
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const float* data);
   void write_field(std::int64_t step, double time, const std::string& name, const GridGeometry& g, const double* data);

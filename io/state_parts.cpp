@@ -122,8 +122,9 @@ std::vector<Hdf5Calls::SlabPart> state_part_slabs(std::int64_t step, const std::
                                                   const std::vector<std::int64_t>& rows, bool from_step_dir) {
   std::vector<Hdf5Calls::SlabPart> v;
   for (std::size_t r = 0; r < first.size(); ++r)
-    v.push_back({from_step_dir ? state_part_file(step, int(r)) : state_part_name(step, int(r)), "/state/" + name,
-                 hsize_t(first[r]), hsize_t(rows[r])});
+    if (rows[r] > 0)  // a rank may hold no bodies: its part is not named
+      v.push_back({from_step_dir ? state_part_file(step, int(r)) : state_part_name(step, int(r)), "/state/" + name,
+                   hsize_t(first[r]), hsize_t(rows[r])});
   return v;
 }
 
@@ -156,6 +157,7 @@ std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& 
     }
     const Hdf5Calls s{p};
     Hdf5Handle f(hdf5_check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), p, "cannot open as HDF5"), H5Fclose);
+    if (!s.exists(f, name)) throw Error(p + ": holds no " + name + " (" + path + " takes " + what + " from it)");
     Hdf5Handle d = s.dataset(f, name);
     hsize_t n = 1;
     for (const hsize_t x : s.dims(d, name)) n *= x;

@@ -1,12 +1,14 @@
-// A grid's state written in parts: each rank of a run writes its part of a step's state (its slab
-// of z planes; one rank: the grid) into a file of its own, DIR/snapshots.d/part_<step>_r<rank>.h5,
-// and rank 0 writes the files that stitch the parts into one dataset (HDF5 virtual datasets): the
-// step file's /fields/<name>[nz][ny][nx] and the checkpoint's /state/<name>. No rank holds more
-// than its own part, the ranks write at once, and a step's snapshot and checkpoint share one copy
-// of the state on the disk.
+// A state written in parts: each rank of a run writes its part of a step's state (a grid's slab of
+// z planes, or a range of the bodies; one rank: all of it) into a file of its own,
+// DIR/snapshots.d/part_<step>_r<rank>.h5, and rank 0 writes the files that stitch the parts into
+// one dataset (HDF5 virtual datasets): the step file's /fields/<name>[nz][ny][nx] or
+// /particles/<name>[N][3] and the checkpoint's /state/<name>. No rank holds more than its own part,
+// the ranks write at once, and a step's snapshot and checkpoint share one copy of the state on the
+// disk.
 //   /state/<name>  the rank's values of the state array, in the run's precision, x fastest
 //                  (Fletcher32 checksums on every chunk, as the checkpoint's arrays)
-//   attributes     step, rank, first (the index of its first value in the whole array)
+//   attributes     step, rank, first (where the part starts: the grid index of its first value,
+//                  or its first body)
 // A part is written under a .tmp name and renamed when complete; rank 0 publishes a file that
 // names parts only once every part is in place, so a run killed at any moment leaves no step file
 // or checkpoint that names a missing part.
@@ -42,7 +44,8 @@ void wait_for_state_parts(const std::string& dir, std::int64_t step, int ranks, 
                           double timeout_s);
 
 // The slabs of a virtual dataset made of parts (Hdf5Calls::make_slab_view): rank r's part of
-// `step`, dataset /state/<name>, over rows [first[r], first[r] + rows[r]). `from_step_dir`: the
+// `step`, dataset /state/<name>, over rows [first[r], first[r] + rows[r]) (none where rows[r] is
+// 0). `from_step_dir`: the
 // names as a step file (in snapshots.d/) gives them, else as the run directory's files do.
 std::vector<Hdf5Calls::SlabPart> state_part_slabs(std::int64_t step, const std::string& name,
                                                   const std::vector<std::int64_t>& first,

@@ -15,6 +15,13 @@ namespace tiersim {
 
 namespace {
 
+// Time-independent, in the first step file with the masses: id, the body index.
+void write_body_ids(const Hdf5Calls& sh, hid_t pg, hsize_t n) {
+  std::vector<std::int64_t> id(n);
+  for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
+  sh.write_fixed(pg, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
+}
+
 constexpr const char* kParameterNames[] = {"case", "case_source", "strategy", "model", "device", "creator_version"};
 
 // The member of RunInfo each /parameters attribute holds.
@@ -141,11 +148,26 @@ void StepFileWriter::write_particles(std::int64_t step, const Bodies& b, bool do
     write_vec("position", b.pos);
     write_vec("velocity", b.vel);
     if (with_mass_and_id) {
-      // Time-independent: mass (run precision) and id (the body index), in the first step file.
-      std::vector<std::int64_t> id(n);
-      for (hsize_t i = 0; i < n; ++i) id[i] = std::int64_t(i);
       sh.write_fixed(pg, "mass", filetype, H5T_NATIVE_DOUBLE, {n}, b.mass.data());
-      sh.write_fixed(pg, "id", H5T_STD_I64LE, H5T_NATIVE_INT64, {n}, id.data());
+      write_body_ids(sh, pg, n);
+    }
+  });
+}
+
+void StepFileWriter::write_particles_parts(std::int64_t step, std::uint64_t n, bool double_precision,
+                                           bool with_mass_and_id, double box_edge,
+                                           const std::array<std::vector<Hdf5Calls::SlabPart>, 3>& slabs) {
+  const hid_t sf = open(step);
+  guarded([&] {
+    const Hdf5Calls sh{path(step)};
+    Hdf5Handle pg = sh.make_group(sf, "particles");
+    sh.numeric_attr<double>(pg, "box_edge", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {box_edge});
+    const hid_t filetype = double_precision ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
+    sh.make_slab_view(pg, "position", filetype, {n, 3}, slabs[0]);
+    sh.make_slab_view(pg, "velocity", filetype, {n, 3}, slabs[1]);
+    if (with_mass_and_id) {
+      sh.make_slab_view(pg, "mass", filetype, {n}, slabs[2]);
+      write_body_ids(sh, pg, n);
     }
   });
 }
@@ -261,6 +283,7 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
     c.box_edge = finite_scalar(h5, pg, "box_edge");
     for (const char* el : {"position", "velocity"}) {
       Hdf5Handle d = h5.dataset(pg, el);
+      require_virtual_sources(d, path, std::string("/particles/") + el);
       const auto dims = h5.dims(d, std::string("/particles/") + el);
       if (dims.size() != 2 || dims[1] != 3 || dims[0] == 0 || (c.n_particles && dims[0] != c.n_particles))
         throw Error(path + ": /particles/" + el + " is not [N][3] like the other particle arrays");
@@ -274,6 +297,7 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
     for (const char* el : {"mass", "id"}) {
       if (!mass) break;
       Hdf5Handle d = h5.dataset(pg, el);
+      require_virtual_sources(d, path, std::string("/particles/") + el);
       const auto dims = h5.dims(d, std::string("/particles/") + el);
       if (dims.size() != 1 || dims[0] != c.n_particles) throw Error(path + ": /particles/" + el + " is not [N]");
     }

@@ -4,8 +4,9 @@
 //   /parameters attributes case, case_source, strategy, model, device, creator_version, precision
 //   /particles  position[N][3], velocity[N][3] (the first particle step also mass[N], id[N]);
 //               attribute box_edge
-//   /fields/<name>[nz][ny][nx]  attributes origin[3], spacing[3]; on several ranks a virtual
-//               dataset over the parts the ranks wrote (io/state_parts.hpp), which must be there
+//   /fields/<name>[nz][ny][nx]  attributes origin[3], spacing[3]
+// A run's particle and field arrays are virtual datasets over the parts its ranks wrote
+// (io/state_parts.hpp; one rank: one part), which must be there (id excepted: written whole).
 //   /observables/<name>/{step, time, value}  the diagnostics computed since the previous snapshot
 //               (Fletcher32 checksums on every chunk)
 // Written in the HDF5 1.10 file format, whose superblock and object headers carry checksums: damaged
@@ -13,6 +14,7 @@
 // (close()); one renamed into place is never reopened, since readers may be reading it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -44,6 +46,10 @@ class StepFileWriter {
   // Particles in float64 where double_precision, else float32; mass and id in the first step only.
   void write_particles(std::int64_t step, const Bodies& b, bool double_precision, bool with_mass_and_id,
                        double box_edge);
+  // The bodies as virtual datasets over slabs of other files (a state written in parts,
+  // io/state_parts.hpp), names relative to snapshots.d/: position, velocity and mass, in order.
+  void write_particles_parts(std::int64_t step, std::uint64_t n, bool double_precision, bool with_mass_and_id,
+                             double box_edge, const std::array<std::vector<Hdf5Calls::SlabPart>, 3>& slabs);
   void write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const float* data);
   void write_field(std::int64_t step, const std::string& name, const GridGeometry& g, const double* data);
   // The field as a virtual dataset over slabs of other files (a state written in parts by the

@@ -41,7 +41,8 @@ class VtkOutput final : public OutputFormat {
   void resume(const SnapshotIndex& kept) override;
   std::vector<OwnedName> owned_names() const override { return names(); }
   std::uint64_t bytes_written() const override;
-  // VTK files hold whole grids: refused (Error).
+  // VTK files hold whole arrays: refused (Error).
+  void write_particles_parts(std::int64_t step, double time, const ParticlesInParts& parts) override;
   void write_field_parts(std::int64_t step, double time, const std::string& name, const GridGeometry& g,
                          const FieldInParts& parts) override;
 

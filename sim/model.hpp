@@ -83,10 +83,13 @@ class Model {
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.
   virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
   // Stages the state of this step for output (snapshot and checkpoint alike); in_parts: each rank
-  // keeps its part, where the model's state is a grid (the stencil's slabs; one rank: the grid).
+  // keeps its part, where the model can (the stencil's slabs, the bodies' ranges; one rank: all).
   virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) = 0;
-  // Whether stage_output keeps the ranks' parts when asked to (a grid's state).
+  // Whether stage_output keeps the ranks' parts when asked to.
   virtual bool stages_in_parts() const { return false; }
+  // Whether a run on several ranks may gather the whole state on rank 0 for a format that writes
+  // whole arrays (VTK): the bodies (O(N)) may; a grid split over devices too small for it may not.
+  virtual bool gathers_whole_state() const { return true; }
   // The same, waited for and written at once (tests, compare); collective, rank 0 writes.
   void write_snapshot(SnapshotFile& out, std::int64_t step, double time);
   // Kernel records completed since the last call (each with its measured time).

@@ -55,21 +55,55 @@ std::string ic_description(const std::string& ic) {
   return "rotating disk galaxy";
 }
 
-// An N-body model's staged output: the bodies, downloaded (double precision on the host).
+// The edge of the cubic box that holds every body (H5MD's box of an open system).
+double box_edge(const Bodies& b) {
+  double extent = 0;
+  for (const auto& p : b.pos) extent = std::max({extent, std::fabs(p.x), std::fabs(p.y), std::fabs(p.z)});
+  return 2 * extent;
+}
+
+// An N-body model's staged output: the bodies, downloaded. Whole (in double precision on the host,
+// gathered on rank 0), or in parts: each rank's own bodies in the run's precision (exact: the
+// engine holds them so), the arrays of its part file (io/state_parts.hpp).
 struct StagedBodies final : StagedOutput {
   std::int64_t step = 0;
   double time = 0;
   Bodies bodies;
   std::vector<std::pair<std::string, double>> scalars;
 
+  // In parts: this rank's bodies from `first`, every rank's range, and rank 0's box edge.
+  struct PartArray {
+    std::string name;
+    int per_body = 1;
+    std::vector<double> f64;
+    std::vector<float> f32;
+  };
+  bool in_parts = false, fp64 = false;
+  std::int64_t first = 0;
+  std::vector<PartArray> arrays;  // position, velocity, acceleration, mass
+  std::vector<std::int64_t> firsts, counts;
+  double edge = 0;
+
   std::vector<KernelRecord> wait() override { return {}; }
   void write_snapshot(SnapshotFile& out) const override {
-    double extent = 0;
-    for (const auto& p : bodies.pos) extent = std::max({extent, std::fabs(p.x), std::fabs(p.y), std::fabs(p.z)});
-    out.write_particles(step, time, bodies, 2 * extent);
+    if (in_parts)
+      out.write_particles_parts(step, time, {firsts, counts, fp64, edge});
+    else
+      out.write_particles(step, time, bodies, box_edge(bodies));
   }
   ModelState state() const override {
     ModelState s;
+    if (in_parts) {
+      // The parts every rank wrote: the checkpoint names them (flat arrays, per_body values a body).
+      for (const PartArray& a : arrays) {
+        std::vector<std::int64_t> at, count;
+        for (std::size_t r = 0; r < firsts.size(); ++r)
+          at.push_back(firsts[r] * a.per_body), count.push_back(counts[r] * a.per_body);
+        s.in_parts.push_back({a.name, step, at, count, fp64});
+      }
+      s.scalars = scalars;
+      return s;
+    }
     auto flat = [&](const std::vector<Vec3<double>>& v) {
       std::vector<double> out(3 * v.size());
       for (std::size_t i = 0; i < v.size(); ++i) out[3 * i] = v[i].x, out[3 * i + 1] = v[i].y, out[3 * i + 2] = v[i].z;
@@ -80,7 +114,23 @@ struct StagedBodies final : StagedOutput {
     s.scalars = scalars;
     return s;
   }
-  double bytes() const override { return double(bodies.size()) * (10 * sizeof(double)); }
+  // The snapshot's arrays (mass with them: the first snapshot holds it), and the acceleration too
+  // for a checkpoint.
+  std::vector<StatePartArray> part(std::int64_t& at, bool whole_state) const override {
+    at = first;
+    std::vector<StatePartArray> v;
+    for (const PartArray& a : arrays)
+      if (whole_state || a.name != "acceleration")
+        v.push_back({a.name, fp64 ? static_cast<const void*>(a.f64.data()) : a.f32.data(),
+                     fp64 ? a.f64.size() : a.f32.size(), fp64});
+    return v;
+  }
+  double bytes() const override {
+    if (!in_parts) return double(bodies.size()) * (10 * sizeof(double));
+    double b = 0;
+    for (const PartArray& a : arrays) b += double(a.f64.size()) * sizeof(double) + double(a.f32.size()) * sizeof(float);
+    return b;
+  }
 };
 
 class NbodyModel final : public Model {
@@ -189,12 +239,13 @@ class NbodyModel final : public Model {
   }
 
   // Bodies are small against a step (2^20 bodies: 40 MB, a few ms over the link, against half a
-  // second of forces): they are downloaded here, and converted and written on the output thread.
-  // Under several ranks (collective) rank 0 gathers the owned bodies of each rank, in body order,
-  // and the others return nullptr.
-  // Gathered whatever in_parts says: every rank holds every position, and the bodies' state is
-  // small beside the O(N^2) step.
-  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool) override {
+  // second of forces): they are downloaded here, and written on the output thread. In parts, every
+  // rank keeps its own bodies for its part file (nothing exchanged). Otherwise, under several
+  // ranks (collective), rank 0 gathers the owned bodies of each rank, in body order, and the others
+  // return nullptr.
+  bool stages_in_parts() const override { return true; }
+  std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) override {
+    if (in_parts) return stage_part(step, time);
     std::unique_ptr<StagedBodies> staged;
     if (comm::is_root()) {
       staged = std::make_unique<StagedBodies>();
@@ -300,6 +351,42 @@ class NbodyModel final : public Model {
   NbodyEngine& engine() { return *engine_; }
 
  private:
+  // In parts: this rank's bodies, for its part file (stage_output).
+  std::unique_ptr<StagedOutput> stage_part(std::int64_t step, double time) {
+    auto staged = std::make_unique<StagedBodies>();
+    staged->step = step, staged->time = time;
+    staged->scalars = {{"initial_energy", e0_}, {"has_initial_energy", have_e0_ ? 1.0 : 0.0}};
+    staged->in_parts = true;
+    staged->fp64 = strategy_.precision == Precision::Fp64;
+    for (int r = 0; r < comm::size(); ++r) {
+      const BodyPartition p = BodyPartition::even(n_, comm::size(), r);
+      staged->firsts.push_back(p.lo()), staged->counts.push_back(p.hi(n_) - p.lo());
+    }
+    const int lo = part_.lo(), hi = part_.hi(n_);
+    staged->first = lo;
+    const Bodies b = engine_->download();
+    if (comm::is_root()) staged->edge = box_edge(b);  // every rank holds every position
+    auto add = [&](const char* name, int per_body, auto value) {
+      StagedBodies::PartArray a{name, per_body, {}, {}};
+      std::vector<double> v;
+      v.reserve(std::size_t(per_body) * std::size_t(hi - lo));
+      for (int i = lo; i < hi; ++i) value(std::size_t(i), v);
+      if (staged->fp64)
+        a.f64 = std::move(v);
+      else
+        a.f32.assign(v.begin(), v.end());  // exact: the engine's values are floats
+      staged->arrays.push_back(std::move(a));
+    };
+    auto vec = [](const std::vector<Vec3<double>>& x) {
+      return [&x](std::size_t i, std::vector<double>& v) { v.insert(v.end(), {x[i].x, x[i].y, x[i].z}); };
+    };
+    add("position", 3, vec(b.pos));
+    add("velocity", 3, vec(b.vel));
+    add("acceleration", 3, vec(b.acc));
+    add("mass", 1, [&](std::size_t i, std::vector<double>& v) { v.push_back(b.mass[i]); });
+    return staged;
+  }
+
   Strategy strategy_;
   int n_ = 0;
   BodyPartition part_;                       // the bodies this rank owns

@@ -199,7 +199,7 @@ RunResult run_case(const RunOptions& options) {
   std::unique_ptr<Model> model =
       model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
   startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
-  if (snap_options.formats.vtk && o.state_output && model->stages_in_parts() && comm::size() > 1)
+  if (snap_options.formats.vtk && o.state_output && !model->gathers_whole_state() && comm::size() > 1)
     throw Error("--format vtk: VTK files hold whole grids, and on " + std::to_string(comm::size()) +
                 " ranks each rank writes its slab of the grid; run on one rank, or without --format vtk (ParaView "
                 "opens snapshots.xmf)");
@@ -294,10 +294,9 @@ RunResult run_case(const RunOptions& options) {
     if (!root) return;
     if (restart) {
       out = SnapshotFile::resume(dir, kept, snap_options.formats);
-      // Parts of a run on several ranks that neither a kept step file nor the checkpoint names.
-      std::vector<std::int64_t> keep{ckpt.step};
-      for (const auto& f : kept.fields)
-        for (const auto& row : f.rows) keep.push_back(row.first);
+      // Parts that neither a kept step file nor the checkpoint names.
+      std::vector<std::int64_t> keep = kept.steps();
+      keep.push_back(ckpt.step);
       remove_state_parts_but(dir, keep);
       telemetry.resume_csv(telemetry_csv, csv_part);
     } else {
@@ -373,22 +372,20 @@ RunResult run_case(const RunOptions& options) {
   // Rank 0's: the other ranks write nothing but their parts.
   std::shared_ptr<SnapshotFile> out_shared(std::move(out));
   SnapshotFile* const index = out_shared.get();
-  // A grid's state is written in parts, each rank its slab (io/state_parts.hpp; one rank: one
-  // part), which the step file and the checkpoint of a step both name: the state goes to the disk
+  // The state is written in parts, each rank its slab or its bodies (io/state_parts.hpp; one rank:
+  // one part), which the step file and the checkpoint of a step both name: the state goes to the disk
   // once per output, not once for the snapshot and again for the checkpoint. Rank 0's output
   // thread waits for every part of a step before its files name them, and gives up if the run
-  // ends by an error meanwhile. VTK files hold whole grids: with --format vtk (one rank) the
-  // state is staged whole.
+  // ends by an error meanwhile. VTK files hold whole arrays: with --format vtk the state is
+  // staged whole (a grid's on one rank only).
   const bool in_parts = !snap_options.formats.vtk;
   std::atomic<bool> abandon_parts{false};
   // The output thread's: the step of the parts only the checkpoint names (a restart's own, where
   // its checkpoint came between snapshots).
   std::int64_t checkpoint_only_parts = -1;
   if (restart && root) {
-    checkpoint_only_parts = ckpt.step;
-    for (const auto& f : kept.fields)
-      for (const auto& row : f.rows)
-        if (row.first == ckpt.step) checkpoint_only_parts = -1;
+    const std::vector<std::int64_t> snapshots = kept.steps();
+    if (std::find(snapshots.begin(), snapshots.end(), ckpt.step) == snapshots.end()) checkpoint_only_parts = ckpt.step;
   }
   // Declared after everything its jobs use: destroyed first, it finishes them (an error thrown
   // from the loop still leaves every staged snapshot written).

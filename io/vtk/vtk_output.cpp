@@ -245,6 +245,10 @@ void VtkOutput::commit() {
 
 std::uint64_t VtkOutput::bytes_written() const { return impl_->bytes_written; }
 
+void VtkOutput::write_particles_parts(std::int64_t, double, const ParticlesInParts&) {
+  throw Error("--format vtk: the bodies are held in parts by the ranks of the run; VTK files hold whole arrays");
+}
+
 void VtkOutput::write_field_parts(std::int64_t, double, const std::string& name, const GridGeometry&,
                                   const FieldInParts&) {
   throw Error("--format vtk: field " + name + " is held in parts by the ranks of the run; VTK files hold whole grids");

@@ -21,6 +21,7 @@ void VtkOutput::write_field(std::int64_t, double, const std::string&, const Grid
 void VtkOutput::commit() {}
 void VtkOutput::resume(const SnapshotIndex&) {}
 std::uint64_t VtkOutput::bytes_written() const { return 0; }
+void VtkOutput::write_particles_parts(std::int64_t, double, const ParticlesInParts&) {}
 void VtkOutput::write_field_parts(std::int64_t, double, const std::string&, const GridGeometry&, const FieldInParts&) {}
 std::string VtkOutput::particles_pvd() const { return {}; }
 std::string VtkOutput::fields_pvd() const { return {}; }

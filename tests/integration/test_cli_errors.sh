@@ -79,18 +79,24 @@ touch "$WORK/afile"
 out=$("$TIERSIM" run cases/plummer.toml --backend cpu --out "$WORK/afile" 2>&1); rc=$?
 if [ $rc -eq 0 ] || [[ "$out" != *"exists and is not a directory"* ]]; then echo "FAIL: file as out dir: $out"; fail=1; else echo "ok: file as out dir"; fi
 
-# A damaged checkpoint: 8 bytes overwritten inside the data of an array stop a restart with one
-# line naming the file and the array (the restart went on silently from the damaged values before).
+# A damaged checkpoint: 8 bytes overwritten inside the data of an array (in the part of the state
+# the checkpoint names) stop a restart with one line naming the file and the array (the restart went
+# on silently from the damaged values before).
 if [ $have_h5py -eq 1 ]; then
   "$TIERSIM" run cases/plummer.toml --backend cpu --set nbody.count=64 --steps 10 -q --out "$WORK/ckpt" >/dev/null 2>&1
   /usr/bin/python3 - "$WORK/ckpt/checkpoint.h5" <<'PYEOF'
-import sys, h5py
-with h5py.File(sys.argv[1], "r") as f:
-    d = f["/state/velocity"]
+import os, sys, h5py
+path, name = sys.argv[1], "/state/velocity"
+with h5py.File(path, "r") as f:
+    if f[name].is_virtual:
+        source = f[name].virtual_sources()[0]
+        path, name = os.path.join(os.path.dirname(path), source.file_name), source.dset_name
+with h5py.File(path, "r") as f:
+    d = f[name]
     at = d.id.get_offset()  # contiguous data; None when chunked
     if at is None:
         at = d.id.get_chunk_info(0).byte_offset
-with open(sys.argv[1], "r+b") as f:
+with open(path, "r+b") as f:
     f.seek(at + 64)
     f.write(b"\x01" * 8)
 PYEOF

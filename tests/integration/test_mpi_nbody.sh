@@ -6,7 +6,8 @@
 # (each rank's sums over its bodies, added over the ranks). An odd body count (1001: ranges of
 # 320, 352 and 329 bodies on 3 ranks, 512 and 489 on 2), every layout, fp32 and fp64, a Kepler
 # binary on 2 ranks (one owns no body), the exchange in the telemetry, and a NaN found by the
-# same message as with one process.
+# same message as with one process. Each rank writes its bodies to a part of its own, which the
+# step files and the checkpoint name (virtual datasets).
 set -u
 source "$(dirname "$0")/prologue.sh"
 source "$(dirname "$0")/mpi.sh"
@@ -21,11 +22,11 @@ fail=0
 # difference is printed; measured 3.5e-18 (Plummer, fp32), 2.3e-16 (Plummer, fp64), 2.8e-16
 # (galaxy), 3.6e-16 (collision), 0 (Kepler). The bound is a few hundred times that, and far below
 # what a step changes (dE/E0 moves by about 5e-6 a step in these Plummer runs).
-compare() {  # compare <one-process run> <mpi run> <label>
-  $PY - "$1" "$2" "$3" <<'PYEOF'
+compare() {  # compare <one-process run> <mpi run> <label> <ranks>
+  $PY - "$1" "$2" "$3" "$4" <<'PYEOF'
 import glob, os, sys
 import h5py, numpy as np
-a, b, label = sys.argv[1:4]
+a, b, label, ranks = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
 def arrays(path, under):
     out = {}
@@ -80,9 +81,40 @@ if not oa:
     bad.append("no observables in snapshots.h5")
 for k in oa:
     close("snapshots.h5:" + k, oa[k], ob.get(k, np.array([])))
+# Each rank wrote its own bodies (nothing gathered): the step files' and the checkpoint's arrays
+# are virtual datasets over the parts of the ranks that own bodies (ranges start at multiples of
+# 32 bodies, as BodyPartition::even makes them), each part the rank's rows.
+def owners(n):
+    blocks = (n + 31) // 32
+    first = [min(n, 32 * (r * blocks // ranks)) for r in range(ranks)] + [n]
+    return {r: (first[r], first[r + 1]) for r in range(ranks) if first[r] < first[r + 1]}
+def check_parts(path, name, step, per_body):
+    with h5py.File(path, "r") as f:
+        d = f[name]
+        if not d.is_virtual:
+            bad.append("%s:%s is not a virtual dataset over the ranks' parts" % (os.path.basename(path), name))
+            return
+        n = d.shape[0] // (per_body if d.ndim == 1 else 1)
+        got = {}
+        for v in d.virtual_sources():
+            rows = v.vspace.get_select_bounds()
+            got[os.path.basename(v.file_name)] = (rows[0][0] // (per_body if d.ndim == 1 else 1),
+                                                  (rows[1][0] + 1) // (per_body if d.ndim == 1 else 1))
+        want = {"part_%012d_r%06d.h5" % (step, r): lohi for r, lohi in owners(n).items()}
+        if got != want:
+            bad.append("%s:%s maps %s, not %s" % (os.path.basename(path), name, got, want))
+for s in steps_b:
+    step = int(s[5:17])
+    for name in ("particles/position", "particles/velocity"):
+        check_parts(b + "/snapshots.d/" + s, name, step, 3)
+with h5py.File(b + "/checkpoint.h5", "r") as f:
+    ckpt_step = int(f.attrs["step"])
+for name, per in (("state/position", 3), ("state/velocity", 3), ("state/acceleration", 3), ("state/mass", 1)):
+    check_parts(b + "/checkpoint.h5", name, ckpt_step, per)
 if bad:
     sys.exit("FAIL: %s: %s" % (label, "; ".join(bad[:5])))
-print("ok: %s: %d step files, %d arrays bit for bit, observables within %.2g" % (label, len(steps_a), checked, worst))
+print("ok: %s: %d step files, %d arrays bit for bit, each over its ranks' parts, observables within %.2g" %
+      (label, len(steps_a), checked, worst))
 PYEOF
 }
 
@@ -98,7 +130,7 @@ check() {
   for p in "${counts[@]}"; do
     run_mpi "$p" "$TIERSIM" run "$@" --backend "$BACKEND" --transport "$TRANSPORT" -q --out "$WORK/$name-$p" >"$WORK/$name-$p.log" 2>&1 ||
       { echo "FAIL: $name: $p ranks: $(tail -2 "$WORK/$name-$p.log")"; fail=1; continue; }
-    compare "$WORK/$name-1" "$WORK/$name-$p" "$name on $p ranks" || fail=1
+    compare "$WORK/$name-1" "$WORK/$name-$p" "$name on $p ranks" "$p" || fail=1
   done
 }
 

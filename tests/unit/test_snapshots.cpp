@@ -28,6 +28,8 @@
 #include "io/snapshot_index.hpp"
 #include "io/snapshot_readers.hpp"
 #include "io/snapshots.hpp"
+#include "io/state_parts.hpp"
+#include "io/step_files.hpp"
 #include "io/vtk_output.hpp"
 #include "sim/telemetry.hpp"
 
@@ -508,6 +510,75 @@ TEST(Snapshots, PacedWritesGoInSlabsAndReadBackExactly) {
   };
   check(0.0f, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, "f32");
   check(0.0, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, "f64");
+  fs::remove_all(dir);
+}
+
+// Bodies written in parts by three ranks, one of which owns none (random values, fp32): the index
+// reads back one particle set, every value the one its rank wrote, masses and ids from the first
+// snapshot; a rank without bodies is not named; parts of another precision are refused.
+TEST(Snapshots, ParticlesInPartsReadBackAsOneSet) {
+  const fs::path dir = fresh_dir("particle_parts");
+  SnapshotFile s(dir.string(), test_info(), false);
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  const std::vector<std::int64_t> first = {0, 0, 5}, count = {0, 5, 6};  // rank 0 owns none
+  const std::size_t n = 11;
+  std::vector<std::vector<float>> whole_pos, whole_vel;
+  std::vector<float> mass;
+  for (const std::int64_t step : {0, 10}) {
+    std::vector<float> pos, vel;
+    for (int r = 0; r < 3; ++r) {
+      std::vector<float> p(3 * std::size_t(count[r])), v(p.size()), m(std::size_t(count[r]));
+      for (float& x : p) x = u(rng);
+      for (float& x : v) x = u(rng);
+      for (float& x : m) x = 1.0f + std::fabs(u(rng));
+      pos.insert(pos.end(), p.begin(), p.end());
+      vel.insert(vel.end(), v.begin(), v.end());
+      if (step == 0) mass.insert(mass.end(), m.begin(), m.end());
+      write_state_part(dir.string(), step, r, first[r],
+                       {{"position", p.data(), p.size(), false},
+                        {"velocity", v.data(), v.size(), false},
+                        {"mass", m.data(), m.size(), false}});
+    }
+    whole_pos.push_back(pos), whole_vel.push_back(vel);
+    s.write_particles_parts(step, 0.01 * double(step), {first, count, false, 6.0});
+    s.commit();
+  }
+  EXPECT_THROW(s.write_particles_parts(20, 0.2, {first, count, true, 6.0}), Error);  // fp64 in an fp32 run
+  for (const std::size_t row : {0u, 1u}) {
+    const ParticleSnapshot back = read_particles(dir.string(), std::int64_t(10 * row));
+    ASSERT_EQ(back.bodies.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& p = back.bodies.pos[i];
+      const auto& v = back.bodies.vel[i];
+      const float* wp = &whole_pos[row][3 * i];
+      const float* wv = &whole_vel[row][3 * i];
+      ASSERT_TRUE(p.x == wp[0] && p.y == wp[1] && p.z == wp[2]) << "row " << row << " body " << i;
+      ASSERT_TRUE(v.x == wv[0] && v.y == wv[1] && v.z == wv[2]) << "row " << row << " body " << i;
+      ASSERT_EQ(back.bodies.mass[i], double(mass[i])) << i;
+    }
+  }
+  const StepFileContents c = read_step_file((dir / step_file_name(0)).string(), 0);
+  EXPECT_TRUE(c.particles && c.mass_and_id);
+  EXPECT_EQ(c.n_particles, n);
+  {
+    const std::string sp = (dir / step_file_name(10)).string();
+    const Hdf5Calls h5{sp};
+    Hdf5Handle f(H5Fopen(sp.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    Hdf5Handle d = h5.dataset(f, "/particles/position");
+    const std::vector<std::string> parts = require_virtual_sources(d, sp, "/particles/position");
+    ASSERT_EQ(parts.size(), 2u);  // ranks 1 and 2
+    EXPECT_NE(parts[0].find(state_part_file(10, 1)), std::string::npos) << parts[0];
+    EXPECT_NE(parts[1].find(state_part_file(10, 2)), std::string::npos) << parts[1];
+  }
+  // Rank 2's part of step 10 gone: the step file is refused naming it.
+  fs::remove(dir / state_part_name(10, 2));
+  try {
+    read_step_file((dir / step_file_name(10)).string(), 10);
+    ADD_FAILURE() << "a step file read with a part missing";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(state_part_file(10, 2) + ": missing"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
 }
 
