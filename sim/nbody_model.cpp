@@ -148,8 +148,8 @@ class NbodyModel final : public Model {
                   ": nbody.softening: 0 is only allowed for the kepler binary (close encounters diverge)");
     // Host memory: the initial conditions (double), the engine's store, and a copy for output.
     // (+ 8: the CPU engine's potential per body). Every rank holds all n bodies; under several
-    // ranks, the output also gathers (10 doubles per body), and the ranks of this node share its
-    // memory.
+    // ranks, its part of an output (or rank 0's gather, for VTK) takes up to 10 doubles per body
+    // more, and the ranks of this node share its memory.
     double bytes_per_body = 10 * 8.0 + 3 * 8.0 * 4 + 12 * (s.precision == Precision::Fp64 ? 8.0 : 4.0) + 8.0;
     std::string what = std::to_string(n_) + " bodies";
     if (comm::size() > 1) {
