@@ -5,6 +5,7 @@
 // TIERSIM_SNAPSHOT_TEST_OUT=DIR keeps the files of the layout test in DIR (for trying readers).
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <omp.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -715,6 +716,10 @@ TEST(Snapshots, KilledWriterLeavesReadableSnapshots) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      // A forked child of a process whose OpenMP threads exist has none of them: its parallel
+      // regions (the checksums of io/hdf5_library.hpp) run on this thread alone, else they wait
+      // for threads that are not there.
+      omp_set_num_threads(1);
       std::mt19937_64 r(trial);
       SnapshotFile s(dir.string(), test_info(), false);
       GridGeometry g;
