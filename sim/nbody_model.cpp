@@ -71,20 +71,46 @@ struct StagedBodies final : StagedOutput {
   Bodies bodies;
   std::vector<std::pair<std::string, double>> scalars;
 
-  // In parts: this rank's bodies from `first`, every rank's range, and rank 0's box edge.
+  // In parts: this rank's bodies [first, last) (taken from `bodies` on the output thread, by
+  // wait()), every rank's range, and rank 0's box edge.
   struct PartArray {
     std::string name;
     int per_body = 1;
     std::vector<double> f64;
     std::vector<float> f32;
   };
-  bool in_parts = false, fp64 = false;
-  std::int64_t first = 0;
+  bool in_parts = false, fp64 = false, root = false;
+  std::int64_t first = 0, last = 0;
   std::vector<PartArray> arrays;  // position, velocity, acceleration, mass
   std::vector<std::int64_t> firsts, counts;
   double edge = 0;
 
-  std::vector<KernelRecord> wait() override { return {}; }
+  std::vector<KernelRecord> wait() override {
+    if (in_parts && arrays.empty()) take_part();
+    return {};
+  }
+  void take_part() {
+    if (root) edge = box_edge(bodies);  // every rank holds every position
+    const std::size_t lo = std::size_t(first), owned = std::size_t(last - first);
+    auto add = [&](const char* name, int per_body, auto value) {
+      PartArray a{name, per_body, {}, {}};
+      std::vector<double> v(std::size_t(per_body) * owned);
+      for (std::size_t i = 0; i < owned; ++i) value(lo + i, &v[std::size_t(per_body) * i]);
+      if (fp64)
+        a.f64 = std::move(v);
+      else
+        a.f32.assign(v.begin(), v.end());  // exact: the engine's values are floats
+      arrays.push_back(std::move(a));
+    };
+    auto vec = [](const std::vector<Vec3<double>>& x) {
+      return [&x](std::size_t i, double* o) { o[0] = x[i].x, o[1] = x[i].y, o[2] = x[i].z; };
+    };
+    add("position", 3, vec(bodies.pos));
+    add("velocity", 3, vec(bodies.vel));
+    add("acceleration", 3, vec(bodies.acc));
+    add("mass", 1, [&](std::size_t i, double* o) { *o = bodies.mass[i]; });
+    bodies = {};
+  }
   void write_snapshot(SnapshotFile& out) const override {
     if (in_parts)
       out.write_particles_parts(step, time, {firsts, counts, fp64, edge});
@@ -125,9 +151,9 @@ struct StagedBodies final : StagedOutput {
                      fp64 ? a.f64.size() : a.f32.size(), fp64});
     return v;
   }
+  // The downloaded bodies until wait() (in parts) takes this rank's from them.
   double bytes() const override {
-    if (!in_parts) return double(bodies.size()) * (10 * sizeof(double));
-    double b = 0;
+    double b = double(bodies.size()) * (10 * sizeof(double));
     for (const PartArray& a : arrays) b += double(a.f64.size()) * sizeof(double) + double(a.f32.size()) * sizeof(float);
     return b;
   }
@@ -351,7 +377,7 @@ class NbodyModel final : public Model {
   NbodyEngine& engine() { return *engine_; }
 
  private:
-  // In parts: this rank's bodies, for its part file (stage_output).
+  // In parts: the bodies, downloaded for this rank's part file (stage_output).
   std::unique_ptr<StagedOutput> stage_part(std::int64_t step, double time) {
     auto staged = std::make_unique<StagedBodies>();
     staged->step = step, staged->time = time;
@@ -362,28 +388,9 @@ class NbodyModel final : public Model {
       const BodyPartition p = BodyPartition::even(n_, comm::size(), r);
       staged->firsts.push_back(p.lo()), staged->counts.push_back(p.hi(n_) - p.lo());
     }
-    const int lo = part_.lo(), hi = part_.hi(n_);
-    staged->first = lo;
-    const Bodies b = engine_->download();
-    if (comm::is_root()) staged->edge = box_edge(b);  // every rank holds every position
-    auto add = [&](const char* name, int per_body, auto value) {
-      StagedBodies::PartArray a{name, per_body, {}, {}};
-      std::vector<double> v;
-      v.reserve(std::size_t(per_body) * std::size_t(hi - lo));
-      for (int i = lo; i < hi; ++i) value(std::size_t(i), v);
-      if (staged->fp64)
-        a.f64 = std::move(v);
-      else
-        a.f32.assign(v.begin(), v.end());  // exact: the engine's values are floats
-      staged->arrays.push_back(std::move(a));
-    };
-    auto vec = [](const std::vector<Vec3<double>>& x) {
-      return [&x](std::size_t i, std::vector<double>& v) { v.insert(v.end(), {x[i].x, x[i].y, x[i].z}); };
-    };
-    add("position", 3, vec(b.pos));
-    add("velocity", 3, vec(b.vel));
-    add("acceleration", 3, vec(b.acc));
-    add("mass", 1, [&](std::size_t i, std::vector<double>& v) { v.push_back(b.mass[i]); });
+    staged->first = part_.lo(), staged->last = part_.hi(n_);
+    staged->root = comm::is_root();
+    staged->bodies = engine_->download();  // the part is taken on the output thread (wait())
     return staged;
   }
 
