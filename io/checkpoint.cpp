@@ -117,7 +117,7 @@ std::uint64_t write_checkpoint(const std::string& dir, const Checkpoint& c) {
 // Every HDF5 call is checked: a damaged file is one line naming it and the object, never a
 // restart from wrong data (checksums on the data and the metadata catch changed bytes; older
 // checkpoints have none and read as before).
-Checkpoint read_checkpoint(const std::string& dir) {
+Checkpoint read_checkpoint(const std::string& dir, bool arrays) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": no such run directory");
   const std::string path = (fs::path(dir) / kCheckpointName).string();
@@ -145,7 +145,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
   Hdf5Handle state = h5.group(file, "state");
   for (const std::string& name : h5.attribute_names(state))
     c.state.scalars.emplace_back(name, h5.read_scalar_attr<double>(state, name, H5T_NATIVE_DOUBLE));
-  for (const std::string& name : link_names(state)) {
+  for (const std::string& name : arrays ? link_names(state) : std::vector<std::string>{}) {
     // A damaged shape in a checkpoint without checksums: an error, not an allocation of petabytes.
     // fp32 arrays (4 bytes a value) are read as doubles too. An array in parts (a run on several
     // ranks): every part must be there, and they hold its values.

@@ -73,7 +73,9 @@ struct Checkpoint {
 
 // Returns the bytes of the checkpoint file written. Arrays in parts: the parts must be in place.
 std::uint64_t write_checkpoint(const std::string& dir, const Checkpoint& c);
-// Throws Error "DIR: not a tiersim run directory (no checkpoint.h5)" and the like.
-Checkpoint read_checkpoint(const std::string& dir);
+// Throws Error "DIR: not a tiersim run directory (no checkpoint.h5)" and the like. arrays = false:
+// the state's arrays are neither read nor checked (nor the parts they name): what a restart checks
+// against the run's other files before it reads the state.
+Checkpoint read_checkpoint(const std::string& dir, bool arrays = true);
 
 }  // namespace tiersim

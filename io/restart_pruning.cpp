@@ -62,7 +62,8 @@ SnapshotIndex rebuild_index(const std::string& dir, const RestartPoint& at) {
   // The chain of snapshots, newest first, then in step order.
   std::vector<StepFileContents> chain;
   for (std::int64_t s = at.last_snapshot_step; s >= 0;) {
-    chain.push_back(read_step_file((fs::path(dir) / step_file_name(s)).string(), s));
+    // The parts of the state they name once they are known to be the run's (below).
+    chain.push_back(read_step_file((fs::path(dir) / step_file_name(s)).string(), s, false));
     s = chain.back().previous_step;
   }
   std::reverse(chain.begin(), chain.end());
@@ -114,6 +115,7 @@ SnapshotIndex rebuild_index(const std::string& dir, const RestartPoint& at) {
     }
     append_rows(ix.observables, c.observables, path);
   }
+  for (const StepFileContents& c : chain) require_step_file_parts((fs::path(dir) / step_file_name(c.step)).string());
   // The diagnostics after the last snapshot, which the checkpoint holds.
   for (const auto& [name, s] : at.observables_since_snapshot)
     for (const std::int64_t step : s.step)

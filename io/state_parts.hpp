@@ -57,6 +57,8 @@ std::vector<Hdf5Calls::SlabPart> state_part_slabs(std::int64_t step, const std::
 // Error naming the missing or damaged part otherwise (HDF5 itself reads a missing part as fill
 // values). Returns the parts' file names (empty: not virtual).
 std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& path, const std::string& what);
+// Whether `dset` (`what` of the file at `path`) is a virtual dataset, its sources unchecked.
+bool is_virtual_dataset(hid_t dset, const std::string& path, const std::string& what);
 
 // The steps of which DIR/snapshots.d/ holds parts (or their .tmp), and their removal; on a
 // restart, the parts of every step but those kept (the kept step files' and the checkpoint's).

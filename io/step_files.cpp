@@ -242,7 +242,22 @@ std::vector<double> finite_triple(const Hdf5Calls& h5, hid_t obj, const std::str
 
 }  // namespace
 
-StepFileContents read_step_file(const std::string& path, std::int64_t step) {
+void require_step_file_parts(const std::string& path) {
+  silence_hdf5_errors();
+  const Hdf5Calls h5{path};
+  Hdf5Handle fapl = file_access_plist(path);
+  Hdf5Handle f(hdf5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), path, "cannot open as HDF5"), H5Fclose);
+  for (const char* group : {"/particles", "/fields"}) {
+    if (!h5.exists(f, group)) continue;
+    Hdf5Handle g = h5.group(f, group);
+    for (const std::string& name : link_names(g)) {
+      Hdf5Handle d = h5.dataset(g, name);
+      require_virtual_sources(d, path, std::string(group) + "/" + name);
+    }
+  }
+}
+
+StepFileContents read_step_file(const std::string& path, std::int64_t step, bool parts) {
   switch (path_type(path)) {
     case PathType::File:
       break;
@@ -283,7 +298,7 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
     c.box_edge = finite_scalar(h5, pg, "box_edge");
     for (const char* el : {"position", "velocity"}) {
       Hdf5Handle d = h5.dataset(pg, el);
-      require_virtual_sources(d, path, std::string("/particles/") + el);
+      if (parts) require_virtual_sources(d, path, std::string("/particles/") + el);
       const auto dims = h5.dims(d, std::string("/particles/") + el);
       if (dims.size() != 2 || dims[1] != 3 || dims[0] == 0 || (c.n_particles && dims[0] != c.n_particles))
         throw Error(path + ": /particles/" + el + " is not [N][3] like the other particle arrays");
@@ -297,7 +312,7 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
     for (const char* el : {"mass", "id"}) {
       if (!mass) break;
       Hdf5Handle d = h5.dataset(pg, el);
-      require_virtual_sources(d, path, std::string("/particles/") + el);
+      if (parts) require_virtual_sources(d, path, std::string("/particles/") + el);
       const auto dims = h5.dims(d, std::string("/particles/") + el);
       if (dims.size() != 1 || dims[0] != c.n_particles) throw Error(path + ": /particles/" + el + " is not [N]");
     }
@@ -309,9 +324,10 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step) {
       Hdf5Handle d = h5.dataset(fg, name);
       const auto dims = h5.dims(d, where);
       // A field in parts (a run on several ranks) is held by the parts, which must all be there.
-      const bool parts = !require_virtual_sources(d, path, where).empty();
+      const bool in_parts =
+          parts ? !require_virtual_sources(d, path, where).empty() : is_virtual_dataset(d, path, where);
       if (dims.size() != 3 || dims[0] == 0 || dims[1] == 0 || dims[2] == 0 ||
-          (!parts && dims[0] * dims[1] * dims[2] > file_bytes))
+          (!in_parts && dims[0] * dims[1] * dims[2] > file_bytes))
         throw Error(path + ": " + where + " is not a [nz][ny][nx] grid the file can hold");
       StepFileContents::Field field;
       field.name = name;

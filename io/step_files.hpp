@@ -108,7 +108,11 @@ struct StepFileContents {
 
 // Reads the step file at `path`, which must hold step `step`. Throws Error naming the file when it
 // is missing, a link, not HDF5, damaged (a checksum, a truncated file), of another step, or holds
-// arrays of inconsistent shapes.
-StepFileContents read_step_file(const std::string& path, std::int64_t step);
+// arrays of inconsistent shapes, or (with `parts`) when a part of the state its arrays name is
+// missing or not theirs (require_step_file_parts).
+StepFileContents read_step_file(const std::string& path, std::int64_t step, bool parts = true);
+// Every part of the state the step file's arrays name is in place and holds what they take from it
+// (io/state_parts.hpp: require_virtual_sources); Error naming the part otherwise.
+void require_step_file_parts(const std::string& path);
 
 }  // namespace tiersim

@@ -146,7 +146,9 @@ RunResult run_case(const RunOptions& options) {
       if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
         lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     });
-    ckpt = read_checkpoint(o.restart_dir);
+    // The state's arrays once the checkpoint is known to be of this run (below): a checkpoint moved
+    // in from another run is refused as such, not for the parts of the state it names.
+    ckpt = read_checkpoint(o.restart_dir, false);
     if (!ckpt.record.present)
       throw Error(ckpt_path +
                   ": written by an older tiersim, without the record a restart checks the run against; "
@@ -160,6 +162,7 @@ RunResult run_case(const RunOptions& options) {
     kept = rebuild_index(
         o.restart_dir, RestartPoint{ckpt.step, ckpt.record.last_snapshot_step, ckpt.record.observables_since_snapshot});
     check_same_run(o.restart_dir, ckpt, kept.info);
+    ckpt = read_checkpoint(o.restart_dir);
   }
   Case c = restart ? restart_case(o.restart_dir, ckpt, o.overrides) : Case::load(o.case_path, o.overrides);
   if (restart) {
