@@ -323,7 +323,7 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step, bool
       const std::string where = "/fields/" + name;
       Hdf5Handle d = h5.dataset(fg, name);
       const auto dims = h5.dims(d, where);
-      // A field in parts (a run on several ranks) is held by the parts, which must all be there.
+      // A field in parts is held by the parts (checked here with `parts`), not by this file.
       const bool in_parts =
           parts ? !require_virtual_sources(d, path, where).empty() : is_virtual_dataset(d, path, where);
       if (dims.size() != 3 || dims[0] == 0 || dims[1] == 0 || dims[2] == 0 ||
