@@ -134,8 +134,8 @@ bool is_virtual_dataset(hid_t dset, const std::string& path, const std::string& 
 }
 
 std::vector<std::string> require_virtual_sources(hid_t dset, const std::string& path, const std::string& what) {
-  if (!is_virtual_dataset(dset, path, what)) return {};
   Hdf5Handle dcpl(hdf5_check(H5Dget_create_plist(dset), path, "creation properties of " + what), H5Pclose);
+  if (H5Pget_layout(dcpl) != H5D_VIRTUAL) return {};
   std::size_t count = 0;
   hdf5_check_status(H5Pget_virtual_count(dcpl, &count), path, "virtual mappings of " + what);
   std::vector<std::string> files;

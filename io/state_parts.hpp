@@ -45,8 +45,8 @@ void wait_for_state_parts(const std::string& dir, std::int64_t step, int ranks, 
 
 // The slabs of a virtual dataset made of parts (Hdf5Calls::make_slab_view): rank r's part of
 // `step`, dataset /state/<name>, over rows [first[r], first[r] + rows[r]) (none where rows[r] is
-// 0). `from_step_dir`: the
-// names as a step file (in snapshots.d/) gives them, else as the run directory's files do.
+// 0). `from_step_dir`: the names as a step file (in snapshots.d/) gives them, else as the run
+// directory's files do.
 std::vector<Hdf5Calls::SlabPart> state_part_slabs(std::int64_t step, const std::string& name,
                                                   const std::vector<std::int64_t>& first,
                                                   const std::vector<std::int64_t>& rows, bool from_step_dir);

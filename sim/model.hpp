@@ -46,9 +46,8 @@ class StagedOutput {
   virtual double bytes() const = 0;      // host bytes staged
   // Staged in parts (stage_output's in_parts): this rank's arrays, which it writes to a part file
   // of its own (io/state_parts.hpp), and the index of their first value in the whole arrays; all
-  // of the state with whole_state (a checkpoint's step), else the snapshot's fields. On rank 0,
-  // write_snapshot and state() then name every rank's part. Empty: the whole state, staged on
-  // rank 0.
+  // of the state with whole_state (a checkpoint's step), else the snapshot's arrays. On rank 0,
+  // write_snapshot and state() then name every rank's part. Empty: staged whole (not in parts).
   virtual std::vector<StatePartArray> part(std::int64_t& first, bool whole_state) const {
     (void)whole_state;
     first = 0;
@@ -60,9 +59,9 @@ class StagedOutput {
 // from the same case and holds its part of the state (a slab of the grid, a range of the bodies).
 // These calls are then collective (every rank makes them, in the same order): advance/step (halo
 // exchanges, position exchanges), observe and conservation (every rank gets the global values),
-// find_non_finite (global indices, the same on every rank), stage_output (the ranks' parts are
-// gathered: rank 0 gets the whole state, as one rank would stage it, the others nullptr; or, with
-// in_parts where the model can, every rank its own part: StagedOutput::part),
+// find_non_finite (global indices, the same on every rank), stage_output (with in_parts every rank
+// its own part, StagedOutput::part; otherwise the ranks' parts are gathered: rank 0 gets the whole
+// state, as one rank would stage it, the others nullptr),
 // load_state (every rank is given the whole checkpointed state and takes its part), inject_nan
 // (a global index). One rank is the case of today, with nothing exchanged.
 class Model {
@@ -83,10 +82,8 @@ class Model {
   // The headline conservation figure for the progress line, e.g. "dE/E0" and its value.
   virtual std::pair<std::string, double> conservation(const Observables& now) const = 0;
   // Stages the state of this step for output (snapshot and checkpoint alike); in_parts: each rank
-  // keeps its part, where the model can (the stencil's slabs, the bodies' ranges; one rank: all).
+  // keeps its part (the stencil's slab, the bodies' range; one rank: all of it).
   virtual std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) = 0;
-  // Whether stage_output keeps the ranks' parts when asked to.
-  virtual bool stages_in_parts() const { return false; }
   // Whether a run on several ranks may gather the whole state on rank 0 for a format that writes
   // whole arrays (VTK): the bodies (O(N)) may; a grid split over devices too small for it may not.
   virtual bool gathers_whole_state() const { return true; }

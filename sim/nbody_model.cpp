@@ -94,12 +94,18 @@ struct StagedBodies final : StagedOutput {
     const std::size_t lo = std::size_t(first), owned = std::size_t(last - first);
     auto add = [&](const char* name, int per_body, auto value) {
       PartArray a{name, per_body, {}, {}};
-      std::vector<double> v(std::size_t(per_body) * owned);
-      for (std::size_t i = 0; i < owned; ++i) value(lo + i, &v[std::size_t(per_body) * i]);
-      if (fp64)
-        a.f64 = std::move(v);
-      else
-        a.f32.assign(v.begin(), v.end());  // exact: the engine's values are floats
+      const std::size_t k = std::size_t(per_body);
+      if (fp64) a.f64.resize(k * owned);
+      a.f32.resize(fp64 ? 0 : k * owned);
+      for (std::size_t i = 0; i < owned; ++i) {
+        double v[3];
+        value(lo + i, v);
+        for (std::size_t j = 0; j < k; ++j)
+          if (fp64)
+            a.f64[k * i + j] = v[j];
+          else
+            a.f32[k * i + j] = float(v[j]);  // exact: the engine's values are floats
+      }
       arrays.push_back(std::move(a));
     };
     auto vec = [](const std::vector<Vec3<double>>& x) {
@@ -269,7 +275,6 @@ class NbodyModel final : public Model {
   // rank keeps its own bodies for its part file (nothing exchanged). Otherwise, under several
   // ranks (collective), rank 0 gathers the owned bodies of each rank, in body order, and the others
   // return nullptr.
-  bool stages_in_parts() const override { return true; }
   std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) override {
     if (in_parts) return stage_part(step, time);
     std::unique_ptr<StagedBodies> staged;

@@ -412,7 +412,6 @@ RunResult run_case(const RunOptions& options) {
     timed(in_steady_state ? wall.staging : startup_staging,
           [&] { staged = model->stage_output(step, time, in_parts); });
     if (!staged) return;  // another rank: its part was gathered to rank 0
-    const bool parted = in_parts && model->stages_in_parts();
     if (!slots_sized) {
       // run.output_slots = 0: as many staged states as a quarter of the available host memory
       // holds (2 to 64), so that the steps run ahead of a slow disk while memory allows.
@@ -434,13 +433,13 @@ RunResult run_case(const RunOptions& options) {
     }
     wall.snapshots += snap, wall.checkpoints += ckpt;
     wall.writer_wait += queue.submit(
-        [&, staged, snap, ckpt, at, parted, head = std::move(head)]() mutable {
+        [&, staged, snap, ckpt, at, in_parts, head = std::move(head)]() mutable {
           std::vector<KernelRecord> recs = staged->wait();
           for (auto& r : recs) r.ceiling_gbs = link_gbs;
           const auto t0 = std::chrono::steady_clock::now();
           const std::uint64_t before = root ? index->bytes_written() : 0;
           std::uint64_t bytes = 0;
-          if (parted) {
+          if (in_parts) {
             std::int64_t first = 0;
             const std::vector<StatePartArray> arrays = staged->part(first, ckpt);
             bytes += write_state_part(dir, at, comm::rank(), first, arrays);
@@ -461,7 +460,7 @@ RunResult run_case(const RunOptions& options) {
               head.record.observables_since_snapshot = index->observables_since_snapshot();
               bytes += write_checkpoint(dir, head);
               // The parts of the checkpoint before, if no step file names them, are nobody's now.
-              if (parted) {
+              if (in_parts) {
                 if (checkpoint_only_parts >= 0) remove_state_parts(dir, checkpoint_only_parts);
                 checkpoint_only_parts = snap ? -1 : at;
               }

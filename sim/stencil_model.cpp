@@ -309,7 +309,6 @@ class StencilModel final : public Model {
   // buffer, the other ranks' gathered after it in rank order, which is z order), the other ranks
   // stage their slab, hand it over and get nullptr. The gather waits for the copies: only the
   // main thread talks to the other ranks (base/comm.hpp), not the output thread.
-  bool stages_in_parts() const override { return true; }
   bool gathers_whole_state() const override { return false; }
   std::unique_ptr<StagedOutput> stage_output(std::int64_t step, double time, bool in_parts) override {
     const bool fp64 = s_.precision == Precision::Fp64;

@@ -94,12 +94,12 @@ def check_parts(path, name, step, per_body):
         if not d.is_virtual:
             bad.append("%s:%s is not a virtual dataset over the ranks' parts" % (os.path.basename(path), name))
             return
-        n = d.shape[0] // (per_body if d.ndim == 1 else 1)
+        per_row = per_body if d.ndim == 1 else 1  # a checkpoint's flat array: per_body values a body
+        n = d.shape[0] // per_row
         got = {}
         for v in d.virtual_sources():
-            rows = v.vspace.get_select_bounds()
-            got[os.path.basename(v.file_name)] = (rows[0][0] // (per_body if d.ndim == 1 else 1),
-                                                  (rows[1][0] + 1) // (per_body if d.ndim == 1 else 1))
+            lo, hi = v.vspace.get_select_bounds()
+            got[os.path.basename(v.file_name)] = (lo[0] // per_row, (hi[0] + 1) // per_row)
         want = {"part_%012d_r%06d.h5" % (step, r): lohi for r, lohi in owners(n).items()}
         if got != want:
             bad.append("%s:%s maps %s, not %s" % (os.path.basename(path), name, got, want))
