@@ -241,12 +241,14 @@ TEST(CaseFile, KeysOfTheOtherModelAreRefused) {
   StencilEquations::for_each([&](auto eq) {
     for (const auto& k : decltype(eq)::kKeys) {
       EXPECT_EQ(key_model(k.key), "stencil") << k.key;
-      for (const auto& s : case_schema())
-        if (s.key == k.key)
+      for (const auto& s : case_schema()) {
+        if (s.key == k.key) {
           EXPECT_NE(
               error_of(kValid, {s.key + "=" + s.default_value}).find(s.key + ": a key of run.model = \"stencil\""),
               std::string::npos)
               << s.key;
+        }
+      }
     }
   });
   // The stored case holds the sections of its model only, and reads back as the same case.
