@@ -152,8 +152,7 @@ class StencilCuda final : public StencilEngine {
     TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
                        "stencil field upload");
     ++state_version_;
-    fixed_halos_ready_ = x_halos_current_ = y_halos_current_ = z_halos_current_ =
-        false;  // the upload wrote zeros over that grid's halo
+    fixed_halos_ready_ = x_halos_current_ = false;  // the upload wrote zeros over that grid's halo
   }
 
   std::vector<double> download(int field) override {
@@ -194,31 +193,25 @@ class StencilCuda final : public StencilEngine {
     // still covers the inputs (last step's outputs): their halos are hot too.
     // On a grid split into z slabs the z faces with a neighbour come from it every step
     // (exchange_halos), fixed boundaries too: they are the neighbour's planes, not a value.
-    // Periodic halos under --tiling shared: the update that wrote the inputs wrote their halo
-    // images too (StencilLaunch::images: the x faces, the y faces and, where it covered the whole
-    // grid, the z faces; the wave's kernels the x faces only), so the fill does what is left, or
-    // nothing, unless something else wrote the grid since (an upload, a temporal pass).
+    // Periodic halos under --tiling shared: the update that wrote the inputs wrote their rows' x
+    // halos too (StencilLaunch::images), so the fill does the y and z faces only, unless something
+    // else wrote the grid since (an upload, a temporal pass).
     const bool periodic = p_.boundary == Boundary::Periodic;
-    const bool images = periodic && (temporal_ || s_.tiling == Tiling::Shared) && x_images_fit() && p_.ny >= p_.radius;
-    const bool whole_grid = !p_.z_split() && !t_.split_z;
-    const bool z_images = images && whole_grid && p_.nz >= p_.radius;
-    const int z_sides = periodic && z_halos_current_ ? 0 : p_.local_z_sides();
-    if ((periodic && !(x_halos_current_ && y_halos_current_ && z_sides == 0)) || (!periodic && !fixed_halos_ready_)) {
+    const bool images = periodic && (temporal_ || s_.tiling == Tiling::Shared) && x_images_fit();
+    const int z_sides = p_.local_z_sides();
+    if (periodic || !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
       // with a previous level the two grids swap roles, but both levels hold the same value).
       cuda::HaloFill<T> fill;
       fill.x_faces = !x_halos_current_;
-      fill.y_faces = !y_halos_current_;
       for (int i = 0; i < grids; ++i) {
         fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));
         if (fill.full() || i == grids - 1) cuda::launch_halo_fill(fill, p_.boundary, stream_, z_sides), fill.count = 0;
       }
-      const double r = p_.radius;
       const double hp = double(grids) * (halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
-                                         (fill.x_faces ? 0.0 : 2 * r * p_.ny * p_.nz) -
-                                         (fill.y_faces ? 0.0 : 2 * r * (p_.nx + 2 * r) * p_.nz));
+                                         (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
@@ -233,7 +226,6 @@ class StencilCuda final : public StencilEngine {
     l.cc_major = cc_major_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
     l.images = images;
-    l.z_images = z_images;
     l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
@@ -250,8 +242,8 @@ class StencilCuda final : public StencilEngine {
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
     const int r = p_.radius, inner = p_.nz - 2 * r;
-    x_images_written_ = yz_images_written_ = images;  // until a launch says it did not write them
-    if (whole_grid) {
+    x_images_written_ = images;  // until a launch says it did not write them
+    if (!p_.z_split() && !t_.split_z) {
       update_planes(l, 0, p_.nz, false);
     } else {
       if (inner > 0) update_planes(l, r, inner, false);
@@ -268,8 +260,6 @@ class StencilCuda final : public StencilEngine {
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
     x_halos_current_ = x_images_written_;
-    y_halos_current_ = yz_images_written_;
-    z_halos_current_ = yz_images_written_ && z_images;
   }
 
   // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh); a single
@@ -327,7 +317,7 @@ class StencilCuda final : public StencilEngine {
       }
     }
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
-    x_halos_current_ = y_halos_current_ = z_halos_current_ = false;  // a pass writes no halo
+    x_halos_current_ = false;  // a pass writes no halo
     return n;
   }
 
@@ -336,7 +326,7 @@ class StencilCuda final : public StencilEngine {
     // telemetry record (one point: read and written once).
     ++state_version_;
     timer_.begin("stencil_source_cuda", strategy_);
-    // Where the halos hold their images (the next fill does not rewrite them), the point's
+    // Where the x halos hold their images (the next fill does not rewrite them), the point's
     // images get the new value too.
     cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), x_halos_current_, stream_);
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
@@ -461,7 +451,7 @@ class StencilCuda final : public StencilEngine {
            sizeof(StencilCoeffs<T>);
   }
 
-  // Whether the update kernels can write the periodic halo images (cuda::halo_images, stencil_tile.cuh):
+  // Whether the update kernels can write the rows' periodic x halos (cuda::x_images, stencil_tile.cuh):
   // rows of whole 32-byte sectors, with a sector of padding after each.
   bool x_images_fit() const {
     constexpr int W = cuda::kXHaloSectorPoints<T>;
@@ -478,7 +468,6 @@ class StencilCuda final : public StencilEngine {
     timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     x_images_written_ = x_images_written_ && info.x_images;
-    yz_images_written_ = yz_images_written_ && info.yz_images;
     KernelRecord& rec = timer_.end();
     rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
     const double share = double(n) / double(p_.nz);
@@ -651,9 +640,8 @@ class StencilCuda final : public StencilEngine {
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
   std::size_t l2_bytes_ = 0;
   bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
-  // Boundary::Periodic: the fields' x, y and z halo faces hold their images (the updates wrote them).
-  bool x_halos_current_ = false, y_halos_current_ = false, z_halos_current_ = false;
-  bool x_images_written_ = false, yz_images_written_ = false;  // this step's update launches all wrote them
+  bool x_halos_current_ = false;    // Boundary::Periodic: the fields' rows' x halos hold their images
+  bool x_images_written_ = false;   // this step's update launches all wrote them
   // Changes of the state (steps, uploads, the source): the statistics of the current one are kept.
   std::uint64_t state_version_ = 1;
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =

@@ -27,13 +27,11 @@ struct StencilLaunch {
   const T* prev = nullptr;
   int xlimit = 0;  // pitch - xoff: a 16-byte vector starting at x < xlimit lies inside its row
   // Periodic boundaries, --tiling shared, rows of whole 32-byte sectors: the update may also
-  // write the periodic halo images of the points it stores (halo_images, stencil_tile.cuh): each
-  // output row's x halo (a sector at each end of every row, the strided part of a fill), the y
-  // halo rows and, with z_images (a launch over the whole grid), the z halo planes, so that the
-  // next step needs no fill. kXImagesBuilt and kYZImagesBuilt say which kernels can;
-  // StencilLaunchInfo whether the launch did.
+  // write each output row's x halo (the strided part of a halo fill: a sector at each end of
+  // every row) from the values it stores, so that the next step's fill does the y and z faces
+  // only (whole rows and planes). kXImagesBuilt (stencil_tile.cuh) says which kernels can;
+  // StencilLaunchInfo::x_images whether the launch did.
   bool images = false;
-  bool z_images = false;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
@@ -44,10 +42,9 @@ template <class T>
 constexpr int kXHaloSectorPoints = 32 / int(sizeof(T));
 
 struct StencilLaunchInfo {
-  std::string kernel;      // e.g. "stencil_heat_shared_r4"
-  double bytes_modelled;   // what the access pattern requests from L2/DRAM (reads + writes)
-  bool x_images = false;   // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
-  bool yz_images = false;  // ... and the y halo rows (and the z halo planes where StencilLaunch::z_images)
+  std::string kernel;     // e.g. "stencil_heat_shared_r4"
+  double bytes_modelled;  // what the access pattern requests from L2/DRAM (reads + writes)
+  bool x_images = false;  // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
 };
 
 // One update of every interior point; the halos of the inputs must be filled.
@@ -67,17 +64,15 @@ struct HaloFill {
   T values[kMaxGrids];
   int count = 0;
   bool x_faces = true;  // false: the x halo of the interior rows is written already (StencilLaunch::images)
-  bool y_faces = true;  // false: the y halo rows of the interior planes are written already (likewise)
   void add(const GridView<T>& g, T value) { grids[count] = g, values[count++] = value; }
   bool full() const { return count == kMaxGrids; }
 };
 
 // Halo fill of the grids in f, in one launch (x and y faces, edges and corners included; the x
-// faces of the interior rows only if f.x_faces, the y halo rows of the interior planes only if
-// f.y_faces; the z halo planes on the sides in z_sides only: bit 0 low, bit 1 high,
-// StencilProblem::local_z_sides; on a grid split into z slabs the others come from the
-// neighbouring ranks, kernels/halo_exchange.hpp). Periodic halos hold their images in the
-// interior, fixed ones the value. Nothing left to fill: no launch.
+// faces of the interior rows only if f.x_faces; the z halo planes on the sides in z_sides only:
+// bit 0 low, bit 1 high, StencilProblem::local_z_sides; on a grid split into z slabs the others
+// come from the neighbouring ranks, kernels/halo_exchange.hpp). Periodic halos hold their images
+// in the interior, fixed ones the value.
 template <class T>
 void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_sides = 3);
 template <class T>

@@ -34,7 +34,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
   const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;  // this thread's first point
-  const unsigned img = halo_images<R>(a, x0);
+  const unsigned img = x_images<R>(a, x0);
   const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   const bool xin = x0 < a.xlimit;
@@ -150,7 +150,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, K::ROWS * SW, s_own, q, s, lap);
-      update_and_store<kYZImagesBuilt<T, Eq, R>>(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
+      update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
 
       // Slot s held plane z - R, dead now: it takes plane z + R + PF.
 #pragma unroll
@@ -210,8 +210,7 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   const double reads = double(K::NS) * double(grid.x) * grid.y * (double(a.nz) + 2.0 * R * grid.z) * tile_plane;
   const double pts = double(a.nx) * a.ny * a.nz;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
-  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>,
-          a.images != 0 && kYZImagesBuilt<T, Eq, R>};
+  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>};
 }
 
 }  // namespace

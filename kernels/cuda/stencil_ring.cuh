@@ -55,7 +55,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
   const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;
-  const unsigned img = halo_images<R>(a, x0);
+  const unsigned img = x_images<R>(a, x0);
   const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   const bool xin = x0 < a.xlimit;
@@ -185,7 +185,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap);
-      update_and_store<kYZImagesBuilt<T, Eq, R>>(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
+      update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int i = 0; i + 1 < UP; ++i)
@@ -280,8 +280,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
       double(K::NS) * blocks_xy * ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
   const double pts = double(a.nx) * a.ny * a.nz;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
-  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>,
-          a.images != 0 && kYZImagesBuilt<T, Eq, R>};
+  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>};
 }
 
 }  // namespace

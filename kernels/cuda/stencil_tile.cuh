@@ -31,7 +31,7 @@ struct Args {
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
   int r;              // halo width
-  int images;         // bit 0: write the periodic x and y halos of the rows, bit 1: the z halos too (halo_images)
+  int images;         // write each row's periodic x halo (StencilLaunch::images, x_images)
   int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
@@ -52,7 +52,7 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.prm = l.params;
   a.zchunk = 0;
   a.r = l.in[0].r;
-  a.images = l.images ? 1 | (l.z_images ? 2 : 0) : 0;
+  a.images = l.images;
   a.pace = 0;
   a.gx0 = a.gy0 = a.gz0 = 0;
   return a;
@@ -124,44 +124,32 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
   }
 }
 
-// The periodic halos a thread writes with its rows (Args::images), so that no fill has to: x, the
-// whole 32-byte sector next to each end of the row, beyond x = nx the sector of x = 0..W-1 (bit 0:
-// this thread holds part of it), before x = 0 that of x = nx-W..nx-1 (bit 1); points of those
-// sectors past r are row padding, never read. Whole sectors (no sector written in part), and a
-// thread's choice fixed for the kernel, so that the update's loop only gains predicated stores.
-// y (bit 2): a row within r of either edge is stored again as its image in the halo rows beyond
-// the other edge; z (bit 3, launches over the whole grid only): a plane within r of either end,
-// likewise. Whole rows: the y and z faces of the halo, not its edges and corners, which no star
-// stencil reads. The engine asks for it only where nx is a multiple of W and the row's padding
-// holds a sector (x_images_fit), and where the grid is at least r deep in y (and in z for bit 3).
-// Kernels built without some of those stores (compiled in, even when not taken, they cost more
-// than the fill they save), which report so (StencilLaunchInfo) and leave those faces to the fill:
-// the wave's kernels write no y or z images (already at 164-255 registers, the extra stores slowed
-// its updates by 2-4% at R = 1, 2 on an H100, more than the fill's 0.010-0.017 ms, and made the
-// fp32 R = 4 kernel spill: 0.63 -> 1.60 ms per step), and the wave in fp64 at R = 4 writes none at
-// all (255 registers: with the x stores ptxas spills, 75% of copy on an H200 against 86%).
+// The periodic x halo a thread writes with its rows (Args::images): the whole 32-byte sector next
+// to each end of the row, beyond x = nx the sector of x = 0..W-1 (bit 0: this thread holds part
+// of it), before x = 0 that of x = nx-W..nx-1 (bit 1); points of those sectors past r are row
+// padding, never read. Whole sectors (no sector written in part), and a thread's choice fixed
+// for the kernel, so that the update's loop only gains two predicated stores per row. The
+// engine asks for it only where nx is a multiple of W and the row's padding holds a sector
+// (x_images_fit).
+// Kernels built without those stores: the wave in fp64 at R = 4 (255 registers: with the stores
+// compiled in, even when not taken, ptxas spills and the kernel ran at 75% of copy on an H200
+// against 86% without); its launches report x_images false, and the fill writes them.
 template <class T, class Eq, int R>
 constexpr bool kXImagesBuilt = !(Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4);
-template <class T, class Eq, int R>
-constexpr bool kYZImagesBuilt = kXImagesBuilt<T, Eq, R> && !Eq::kPreviousLevel;
 
 template <int R, class T, class Eq>
-__device__ __forceinline__ unsigned halo_images(const Args<T, Eq>& a, int x0) {
+__device__ __forceinline__ unsigned x_images(const Args<T, Eq>& a, int x0) {
   constexpr int W = kXHaloSectorPoints<T>;
   if constexpr (!kXImagesBuilt<T, Eq, R>) return 0u;
-  if (!a.images) return 0u;
-  const unsigned x = unsigned(x0 < W) | unsigned(x0 >= a.nx - W && x0 < a.nx) << 1;
-  if constexpr (!kYZImagesBuilt<T, Eq, R>) return x;
-  return x | 4u | (a.images & 2 ? 8u : 0u);
+  return a.images ? unsigned(x0 < W) | unsigned(x0 >= a.nx - W && x0 < a.nx) << 1 : 0u;
 }
 
 // The updates and stores of this thread's RY rows of VW points of plane z: the equation's point
 // update from the centre values (queue slot c of q), the Laplacians and, with a previous level,
 // u(t - dt) (up), then one 16-byte store per row and field (element stores at the grid's right
-// edge), and where img says so the row's periodic halo images (halo_images; the y and z ones
-// compiled in only where YZ, kYZImagesBuilt); off: this thread's first point in its plane, sy and
-// sz: the strides.
-template <bool YZ, class T, class Eq, int RY, int Q>
+// edge), and where img says so the row's periodic x halo (x_images); off: this thread's first
+// point in its plane, sy and sz: the strides.
+template <class T, class Eq, int RY, int Q>
 __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
                                                  const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
                                                  int y0, long long off, int z, long long sy, long long sz,
@@ -192,22 +180,14 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
           if constexpr (NS == 2) p1[e] = o[NS - 1].e[e];
         }
       }
-      // The row's periodic halo images, from the values in hand (see halo_images).
-      auto image = [&](long long d) {
-        st16(p0 + d, o[0]);
-        if constexpr (NS == 2) st16(p1 + d, o[NS - 1]);
-      };
-      if (img & 1) image(a.nx);
-      if (img & 2) image(-a.nx);
-      if constexpr (YZ) {
-        if (img & 4) {
-          if (y0 + r < a.r) image(a.ny * sy);
-          if (y0 + r >= a.ny - a.r) image(-a.ny * sy);
-        }
-        if (img & 8) {
-          if (z < a.r) image(a.nz * sz);
-          if (z >= a.nz - a.r) image(-a.nz * sz);
-        }
+      // The row's periodic x halo, from the values in hand (see x_images).
+      if (img & 1) {
+        st16(p0 + a.nx, o[0]);
+        if constexpr (NS == 2) st16(p1 + a.nx, o[NS - 1]);
+      }
+      if (img & 2) {
+        st16(p0 - a.nx, o[0]);
+        if constexpr (NS == 2) st16(p1 - a.nx, o[NS - 1]);
       }
     }
   }

@@ -157,8 +157,7 @@ TEST(L2Window, StencilOutputWindowFollowsTheOutputAndIsReleased) {
     EXPECT_EQ(bases[1], bases[3]);
     const L2ProbeState st = l2_probe();
     const std::vector<KernelRecord> recs = e->take_records();
-    // The first step's halo fill, then an update per step (the updates write the periodic halos).
-    ASSERT_EQ(recs.size(), 5u);
+    ASSERT_EQ(recs.size(), 8u);  // halo + update per step
     for (const KernelRecord& r : recs) {
       EXPECT_TRUE(r.l2_window) << r.kernel;
       EXPECT_DOUBLE_EQ(r.l2_window_bytes, double(st.live[0].bytes)) << r.kernel;
@@ -301,11 +300,11 @@ TEST(L2Window, KernelTimingSwitch) {
   const double dt = stable_dt(p);
   for (int s = 0; s < 3; ++s) off->step(dt);
   std::vector<KernelRecord> recs = off->take_records();
-  ASSERT_EQ(recs.size(), 4u);  // the first step's halo fill and three updates (they write the halos)
+  ASSERT_EQ(recs.size(), 6u);
   for (const KernelRecord& r : recs) EXPECT_EQ(r.ms, 0.0) << r.kernel << ": timing off records no time";
   for (int s = 0; s < 3; ++s) e->step(dt);
   recs = e->take_records();
-  ASSERT_EQ(recs.size(), 4u);
+  ASSERT_EQ(recs.size(), 6u);
   for (const KernelRecord& r : recs) {
     EXPECT_GT(r.ms, 0.0) << r.kernel;
     EXPECT_GT(r.bytes_compulsory, 0.0) << r.kernel << ": the cost model stays with timing on or off";
@@ -326,7 +325,7 @@ TEST(L2Window, KernelTimingEveryNthStep) {
     e->step(dt);
   }
   const std::vector<KernelRecord> recs = e->take_records();
-  ASSERT_EQ(recs.size(), 7u);  // the first step's halo fill, then an update per step (they write the halos)
+  ASSERT_EQ(recs.size(), 12u);  // halo fill + update per step
   for (const KernelRecord& r : recs) {
     if (r.step % 3 == 0)
       EXPECT_GT(r.ms, 0.0) << r.kernel << " at step " << r.step;
