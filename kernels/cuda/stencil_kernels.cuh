@@ -32,6 +32,9 @@ struct StencilLaunch {
   // only (whole rows and planes). kXImagesBuilt (stencil_tile.cuh) says which kernels can;
   // StencilLaunchInfo::x_images whether the launch did.
   bool images = false;
+  // > 0: only the two z faces of the grid, planes [0, z_faces) and [nz - z_faces, nz), in one
+  // launch (a split step's faces, once the halos from the neighbouring ranks are in; nz > 2 z_faces).
+  int z_faces = 0;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };

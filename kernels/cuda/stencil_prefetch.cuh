@@ -35,7 +35,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
   const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;  // this thread's first point
   const unsigned img = x_images<R>(a, x0);
-  const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
+  const int z0 = chunk_start(a), z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   const bool xin = x0 < a.xlimit;
   const long long off = x0 + y0 * sy;
@@ -196,7 +196,7 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, K::smem_bytes));
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   a.zchunk = choose_zchunk(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, R);
-  const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
+  const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));
   kern<<<grid, dim3(32, BY), K::smem_bytes, s>>>(a, l.coeffs_global);
   std::string name = std::string("stencil_") + Eq::kKernelTag + "_shared_r" + std::to_string(R) + "_by" +
                      std::to_string(BY) + "_pf" + std::to_string(PF);
@@ -207,8 +207,9 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   // with the tile, its x halo (whole 16-byte vectors) and its y-halo rows; writes once; the
   // previous level (the wave's u(t - dt)) once.
   const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
-  const double reads = double(K::NS) * double(grid.x) * grid.y * (double(a.nz) + 2.0 * R * grid.z) * tile_plane;
-  const double pts = double(a.nx) * a.ny * a.nz;
+  const double planes = z_planes(l, a);
+  const double reads = double(K::NS) * double(grid.x) * grid.y * (planes + 2.0 * R * grid.z) * tile_plane;
+  const double pts = double(a.nx) * a.ny * planes;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>};
 }

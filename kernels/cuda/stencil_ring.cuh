@@ -56,7 +56,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
   const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;
   const unsigned img = x_images<R>(a, x0);
-  const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
+  const int z0 = chunk_start(a), z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   const bool xin = x0 < a.xlimit;
   const long long off = x0 + y0 * sy;
@@ -258,7 +258,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
     (void)cudaGetLastError();  // an unplaceable cluster is not an error: launch without
   }
   a.zchunk = choose_zchunk_balanced(l.tuning.z_chunk, tx * ty, a.nz, slots, 2 * R + G::D);
-  const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
+  const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));
   if (a.pace) {
     cfg.gridDim = grid;
     TIERSIM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kern, a, l.coeffs_global, maps), "stencil ring kernel in clusters");
@@ -275,10 +275,10 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   // each with the tile, its x halo and y-halo rows; the first 2R planes once more (queue
   // prologue, whole vectors); writes once; the previous level (the wave's u(t - dt)) once.
   const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
-  const double blocks_xy = double(grid.x) * grid.y;
+  const double blocks_xy = double(grid.x) * grid.y, planes = z_planes(l, a);
   const double reads =
-      double(K::NS) * blocks_xy * ((double(a.nz) + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
-  const double pts = double(a.nx) * a.ny * a.nz;
+      double(K::NS) * blocks_xy * ((planes + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
+  const double pts = double(a.nx) * a.ny * planes;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>};
 }

@@ -30,6 +30,7 @@ struct Args {
   T* out0;
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
+  int zskip;          // planes skipped after the first z chunk (StencilLaunch::z_faces), else 0
   int r;              // halo width
   int images;         // write each row's periodic x halo (StencilLaunch::images, x_images)
   int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
@@ -51,6 +52,7 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.sy = l.in[0].sy, a.sz = l.in[0].sz;
   a.prm = l.params;
   a.zchunk = 0;
+  a.zskip = 0;
   a.r = l.in[0].r;
   a.images = l.images;
   a.pace = 0;
@@ -195,6 +197,29 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
 
 // ---- host side of a launch --------------------------------------------------------------------
 inline int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
+
+// The first plane of block z's chunk: chunks of a.zchunk planes, and over the two z faces
+// (StencilLaunch::z_faces) the second chunk a.zskip planes further on.
+template <class T, class Eq>
+__device__ __forceinline__ int chunk_start(const Args<T, Eq>& a) {
+  return int(blockIdx.z) * a.zchunk + (blockIdx.z > 0 ? a.zskip : 0);
+}
+
+// The launch's z extent, once a.zchunk is chosen: nz / zchunk chunks, or, over the two z faces of
+// the grid (StencilLaunch::z_faces = f), two chunks of f planes, [0, f) and [nz - f, nz).
+template <class T, class Eq>
+unsigned z_chunks(const StencilLaunch<T, Eq>& l, Args<T, Eq>& a) {
+  if (l.z_faces <= 0) return unsigned(ceil_div(a.nz, a.zchunk));
+  if (2 * l.z_faces >= a.nz)
+    throw Error("stencil: z faces of " + std::to_string(l.z_faces) + " planes overlap in " + std::to_string(a.nz));
+  a.zchunk = l.z_faces, a.zskip = a.nz - 2 * l.z_faces;
+  return 2;
+}
+// The planes a launch updates (for its cost model).
+template <class T, class Eq>
+int z_planes(const StencilLaunch<T, Eq>& l, const Args<T, Eq>& a) {
+  return l.z_faces > 0 ? 2 * l.z_faces : a.nz;
+}
 
 // z planes per block: about two waves of blocks over the device when the grid allows, never
 // fewer than 4R planes (each chunk re-reads 2R planes).

@@ -17,7 +17,7 @@ __device__ __forceinline__ void none_body(const Args<T, Eq>& a, const C& co) {
   const int x = blockIdx.x * 32 + threadIdx.x;
   const int y = blockIdx.y * kNoneBY + threadIdx.y;
   if (x >= a.nx || y >= a.ny) return;
-  const int z0 = blockIdx.z * a.zchunk, z1 = min(z0 + a.zchunk, a.nz);
+  const int z0 = chunk_start(a), z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   for (int z = z0; z < z1; ++z) {
     const long long o = x + y * sy + z * sz;
@@ -69,7 +69,7 @@ StencilLaunchInfo launch_untiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) 
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * kNoneBY, 0));
   a.zchunk = l.tuning.z_chunk > 0 ? std::min(l.tuning.z_chunk, a.nz)
                                   : std::max(16, choose_zchunk(0, tx * ty, a.nz, per_sm * l.sm_count, R));
-  const dim3 grid(unsigned(tx), unsigned(ty), unsigned(ceil_div(a.nz, a.zchunk)));
+  const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));
   kern<<<grid, dim3(32, kNoneBY), 0, s>>>(a, l.coeffs_global);
   const std::string name = std::string("stencil_") + Eq::kKernelTag + "_none_r" + std::to_string(R);
   TIERSIM_CUDA_CHECK_LAUNCH("stencil_none_kernel", grid_text(name, a));
@@ -78,7 +78,7 @@ StencilLaunchInfo launch_untiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) 
   const double ns = Eq::kFields;
   const double per_block = 32.0 * kNoneBY * (a.zchunk + 2.0 * R) + 2.0 * R * (kNoneBY + 32.0) * a.zchunk;
   const double reads = ns * double(grid.x) * grid.y * grid.z * per_block;
-  const double pts = double(a.nx) * a.ny * a.nz;
+  const double pts = double(a.nx) * a.ny * z_planes(l, a);
   const double writes = pts * ns + (Eq::kPreviousLevel ? pts : 0);
   return {name, (reads + writes) * sizeof(T)};
 }
