@@ -248,8 +248,8 @@ class StencilCuda final : public StencilEngine {
     } else {
       if (inner > 0) update_planes(l, r, inner);
       if (p_.z_split()) finish_exchange();
-      // Both z faces in one launch (on 4 H200s two launches of 0.032 ms each, on the path of every
-      // step: the next exchange sends what they write).
+      // Both z faces in one launch: they are on every step's path (the next exchange sends what
+      // they write), and on 4 H200s one launch takes 0.056 ms where two took 0.032 ms each.
       update_planes(l, 0, p_.nz, inner > 0 ? r : 0);
     }
     if constexpr (Eq::kPreviousLevel)
