@@ -5,10 +5,10 @@
 //   /particles  position[N][3], velocity[N][3] (the first particle step also mass[N], id[N]);
 //               attribute box_edge
 //   /fields/<name>[nz][ny][nx]  attributes origin[3], spacing[3]
-// A run's particle and field arrays are virtual datasets over the parts its ranks wrote
-// (io/state_parts.hpp; one rank: one part), which must be there (id excepted: written whole).
 //   /observables/<name>/{step, time, value}  the diagnostics computed since the previous snapshot
 //               (Fletcher32 checksums on every chunk)
+// A run's particle and field arrays are virtual datasets over the parts its ranks wrote
+// (io/state_parts.hpp; one rank: one part), which must be there (id excepted: written whole).
 // Written in the HDF5 1.10 file format, whose superblock and object headers carry checksums: damaged
 // metadata is an error on reading. A step file is written under a .tmp name and renamed when complete
 // (close()); one renamed into place is never reopened, since readers may be reading it.

@@ -95,17 +95,12 @@ struct StagedBodies final : StagedOutput {
     auto add = [&](const char* name, int per_body, auto value) {
       PartArray a{name, per_body, {}, {}};
       const std::size_t k = std::size_t(per_body);
-      if (fp64) a.f64.resize(k * owned);
-      a.f32.resize(fp64 ? 0 : k * owned);
-      for (std::size_t i = 0; i < owned; ++i) {
-        double v[3];
-        value(lo + i, v);
-        for (std::size_t j = 0; j < k; ++j)
-          if (fp64)
-            a.f64[k * i + j] = v[j];
-          else
-            a.f32[k * i + j] = float(v[j]);  // exact: the engine's values are floats
-      }
+      std::vector<double> all(k * owned);
+      for (std::size_t i = 0; i < owned; ++i) value(lo + i, &all[k * i]);
+      if (fp64)
+        a.f64 = std::move(all);
+      else
+        a.f32.assign(all.begin(), all.end());  // exact: the engine's values are floats
       arrays.push_back(std::move(a));
     };
     auto vec = [](const std::vector<Vec3<double>>& x) {
