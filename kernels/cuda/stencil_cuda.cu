@@ -195,32 +195,27 @@ class StencilCuda final : public StencilEngine {
     // (exchange_halos), fixed boundaries too: they are the neighbour's planes, not a value.
     // Periodic halos under --tiling shared: the update that wrote the inputs wrote their rows' x
     // halos too (StencilLaunch::images), so the fill does the y and z faces only, unless something
-    // else wrote the grid since (an upload, a temporal pass). On a grid of whole tiles in y that is
-    // not split in z, the updates read the rows and planes beyond the y and z edges from the other
-    // edge themselves (StencilLaunch::wraps): the fill writes the x faces where no update did, or
-    // nothing.
+    // else wrote the grid since (an upload, a temporal pass). On a grid not split in z the updates
+    // read the planes beyond the z ends from the other end themselves (StencilLaunch::wraps): the
+    // fill writes no z halo plane.
     const bool periodic = p_.boundary == Boundary::Periodic;
     const bool shared_kernels = temporal_ || s_.tiling == Tiling::Shared;
     const bool images = periodic && shared_kernels && x_images_fit();
-    const bool wraps = periodic && shared_kernels && !p_.z_split() && !t_.split_z && p_.ny % cuda::kWrapRows == 0 &&
-                       p_.nz >= 2 * p_.radius;
+    const bool wraps = periodic && shared_kernels && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
     const int z_sides = wraps ? 0 : p_.local_z_sides();
-    if ((periodic && !(wraps && x_halos_current_)) || (!periodic && !fixed_halos_ready_)) {
+    if (periodic || !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
       // with a previous level the two grids swap roles, but both levels hold the same value).
       cuda::HaloFill<T> fill;
       fill.x_faces = !x_halos_current_;
-      fill.y_faces = !wraps;
       for (int i = 0; i < grids; ++i) {
         fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));
         if (fill.full() || i == grids - 1) cuda::launch_halo_fill(fill, p_.boundary, stream_, z_sides), fill.count = 0;
       }
-      const double r = p_.radius;
       const double hp = double(grids) * (halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
-                                         (fill.x_faces ? 0.0 : 2 * r * p_.ny * p_.nz) -
-                                         (fill.y_faces ? 0.0 : 2 * r * (p_.nx + 2 * r) * p_.nz));
+                                         (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;

@@ -102,11 +102,6 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         : "memory");
   } while (!done);
 }
-// Orders this thread's earlier shared-memory writes (cp.async included, once waited for) before
-// later bulk tensor copies into the same memory (the async proxy).
-__device__ __forceinline__ void fence_proxy_async() {
-  TIERSIM_SM90_ASM("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z,
                                             std::uint64_t* bar) {
   TIERSIM_SM90_ASM(

@@ -17,9 +17,9 @@ int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
 // image in the interior (all three coordinates wrapped), so no face waits for another and edges
 // and corners need no ordered passes. The x faces of the interior rows (a few points at each end
 // of every row: partly written sectors, most of the fill's time) are left out where the update
-// wrote them, the y halo rows of the interior planes where no kernel reads them (StencilLaunch::wraps). Blocks come in
-// two kinds: kHaloBlockPoints of one z halo plane (a whole padded plane), or of one interior plane's x and y faces.
-// Each thread loads its kHaloPerThread points before storing any (several reads in flight), and the indices are 32-bit
+// wrote them. Blocks come in two kinds: kHaloBlockPoints of one z halo
+// plane (a whole padded plane), or of one interior plane's x and y faces. Each thread loads its
+// kHaloPerThread points before storing any (several reads in flight), and the indices are 32-bit
 // divisions by the block's plane shape, never per-point 64-bit ones.
 constexpr int kHaloThreads = 256, kHaloPerThread = 4, kHaloBlockPoints = kHaloThreads * kHaloPerThread;
 
@@ -48,8 +48,7 @@ __global__ void __launch_bounds__(kHaloThreads) halo_fill_kernel(HaloLaunch<T> a
     b -= zh_blocks;
     k = b / a.face_blocks;
     p0 = (b - k * a.face_blocks) * kHaloBlockPoints;
-    count =
-        2 * r * ((a.f.y_faces ? wx : 0) + (a.f.x_faces ? g.ny : 0));  // y faces (full padded rows), x faces (2r a row)
+    count = 2 * r * (wx + (a.f.x_faces ? g.ny : 0));  // y faces (full padded rows), then x faces (2r points a row)
   }
   std::ptrdiff_t dst[kHaloPerThread];
   T v[kHaloPerThread];
@@ -61,12 +60,12 @@ __global__ void __launch_bounds__(kHaloThreads) halo_fill_kernel(HaloLaunch<T> a
     if (halo_plane) {
       j = p / wx;
       i = p - j * wx - r, j -= r;
-    } else if (a.f.y_faces && p < 2 * r * wx) {
+    } else if (p < 2 * r * wx) {
       const int jj = p / wx;
       i = p - jj * wx - r;
       j = jj < r ? jj - r : g.ny + jj - r;
     } else {
-      const int q = p - (a.f.y_faces ? 2 * r * wx : 0), t = q % (2 * r);
+      const int q = p - 2 * r * wx, t = q % (2 * r);
       j = q / (2 * r);
       i = t < r ? t - r : g.nx + t - r;
     }
@@ -202,9 +201,8 @@ void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_s
   const GridView<T>& g = f.grids[0];
   HaloLaunch<T> a{f, bc, z_sides & 1 ? g.r : 0, z_sides & 2 ? g.r : 0, 0, 0};
   a.plane_blocks = ceil_div((long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r), kHaloBlockPoints);
-  a.face_blocks = ceil_div(2LL * g.r * ((f.y_faces ? g.nx + 2 * g.r : 0) + (f.x_faces ? g.ny : 0)), kHaloBlockPoints);
+  a.face_blocks = ceil_div(2LL * g.r * (g.nx + 2 * g.r + (f.x_faces ? g.ny : 0)), kHaloBlockPoints);
   const long long blocks = (long long)(a.lo_planes + a.hi_planes) * a.plane_blocks + (long long)g.nz * a.face_blocks;
-  if (blocks == 0) return;  // nothing to fill
   // The kernel indexes a plane's points with ints.
   if (blocks > 0x7fffffffLL || (long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r) > 0x7fffffffLL)
     throw Error("halo fill: grid too large for one launch");

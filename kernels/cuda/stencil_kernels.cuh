@@ -32,11 +32,10 @@ struct StencilLaunch {
   // only (whole rows and planes). kXImagesBuilt (stencil_tile.cuh) says which kernels can;
   // StencilLaunchInfo::x_images whether the launch did.
   bool images = false;
-  // Periodic boundaries on a grid not split in z (--tiling shared): the kernel reads the rows
-  // beyond the y edges and the planes beyond the z ends from their images in the interior itself
-  // (wrapped indices), so that no fill has to write those halos first. The interior's rows must
-  // be whole tiles (ny a multiple of kWrapRows) and nz at least 2R; launches over part of the
-  // grid's planes (z_faces, z ranges) never wrap.
+  // Periodic boundaries on a grid not split in z (--tiling shared, nz >= R): the kernel reads the
+  // planes beyond the z ends from the other end itself (a wrapped plane index, one add per plane),
+  // so that no fill writes the z halo planes. Launches over part of the grid's planes (z_faces,
+  // z ranges) never wrap.
   bool wraps = false;
   // > 0: only the two z faces of the grid, planes [0, z_faces) and [nz - z_faces, nz), in one
   // launch (a split step's faces, once the halos from the neighbouring ranks are in; nz > 2 z_faces).
@@ -50,17 +49,14 @@ struct StencilLaunch {
 template <class T>
 constexpr int kXHaloSectorPoints = 32 / int(sizeof(T));
 
-// Every --tiling shared kernel's tile height divides this (StencilLaunch::wraps needs whole tiles).
-constexpr int kWrapRows = 32;
-
 struct StencilLaunchInfo {
   std::string kernel;     // e.g. "stencil_heat_shared_r4"
   double bytes_modelled;  // what the access pattern requests from L2/DRAM (reads + writes)
   bool x_images = false;  // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
 };
 
-// One update of every interior point; the halos of the inputs must be filled (but those
-// StencilLaunch::wraps reads from the interior).
+// One update of every interior point; the halos of the inputs must be filled (but the z halo
+// planes where StencilLaunch::wraps).
 template <class T, class Eq>
 StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStream_t s);
 
@@ -77,17 +73,15 @@ struct HaloFill {
   T values[kMaxGrids];
   int count = 0;
   bool x_faces = true;  // false: the x halo of the interior rows is written already (StencilLaunch::images)
-  bool y_faces = true;  // false: the y halo rows of the interior planes are not read (StencilLaunch::wraps)
   void add(const GridView<T>& g, T value) { grids[count] = g, values[count++] = value; }
   bool full() const { return count == kMaxGrids; }
 };
 
 // Halo fill of the grids in f, in one launch (x and y faces, edges and corners included; the x
-// faces of the interior rows only if f.x_faces, the y halo rows of the interior planes only if
-// f.y_faces; the z halo planes on the sides in z_sides only: bit 0 low, bit 1 high,
-// StencilProblem::local_z_sides; on a grid split into z slabs the others come from the
-// neighbouring ranks, kernels/halo_exchange.hpp). Periodic halos hold their images in the
-// interior, fixed ones the value. Nothing to fill: no launch.
+// faces of the interior rows only if f.x_faces; the z halo planes on the sides in z_sides only:
+// bit 0 low, bit 1 high, StencilProblem::local_z_sides; on a grid split into z slabs the others
+// come from the neighbouring ranks, kernels/halo_exchange.hpp). Periodic halos hold their images
+// in the interior, fixed ones the value.
 template <class T>
 void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_sides = 3);
 template <class T>

@@ -43,8 +43,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   // Shared offset of this thread's vector in its first row (row r adds r * SW).
   const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
 
-  // Halo roles. y halo: the 2R rows above and below the tile, row h by warp h mod BY (the rows
-  // beyond the grid's y edges read from the other edge where the launch wraps).
+  // Halo roles. y halo: the 2R rows above and below the tile, row h by warp h mod BY.
   long long hy_off[K::HYI];
   int hy_s[K::HYI];
   bool hy_ok[K::HYI];
@@ -52,8 +51,8 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   for (int i = 0; i < K::HYI; ++i) {
     const int h = ty + i * BY;
     const int ly = h < R ? h - R : TY + h - R;
-    hy_ok[i] = h < 2 * R && (a.wraps || by0 + ly < a.ny + R) && xin;
-    hy_off[i] = x0 + (long long)wrapped(by0 + ly, a.ny, a.wraps) * sy;
+    hy_ok[i] = h < 2 * R && by0 + ly < a.ny + R && xin;
+    hy_off[i] = x0 + (long long)(by0 + ly) * sy;
     hy_s[i] = (ly + R) * SW + XH * VW + tx * VW;
   }
   // x halo: lanes 0..2XH-1 of every warp copy the XH vectors left and right of its RY rows.
@@ -88,7 +87,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   };
 
   // q[f][r][slot]: planes z0 - R .. z0 + R + PF - 1 in slots 0 .. Q - 1 (beyond the z ends from
-  // the other end where the launch wraps).
+  // the other end where the launch wraps, StencilLaunch::wraps).
   V<T> q[NS][RY][Q];
 #pragma unroll
   for (int i = 0; i < Q; ++i) {
@@ -188,8 +187,6 @@ __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
 template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY = 1, int MINB = 0>
 StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   using K = Tile<T, R, Eq::kFields, BY, PF, RY>;
-  // Wrapped reads: a thread's own rows are never beyond the y edge (whole tiles).
-  static_assert(kWrapRows % K::TY == 0, "StencilLaunch::wraps: tiles of kWrapRows rows");
   check_wraps(l);
   Args<T, Eq> a = make_args(l);
   auto kern = stencil_shared_kernel<T, R, Eq, CONST, BY, PF, RY, MINB>;

@@ -74,8 +74,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 #pragma unroll
   for (int i = 0; i < G::NRW; ++i) {
     const int row = ty + i * BY, gy = by0 - R + row;
-    c_ok[i] = row < ROWS && (a.wraps || gy < a.ny + R);
-    c_off[i] = x0 + (long long)wrapped(gy, a.ny, a.wraps) * sy;
+    c_ok[i] = row < ROWS && gy < a.ny + R;
+    c_off[i] = x0 + (long long)gy * sy;
     c_s[i] = row * SW + XH * VW + tx * VW;
   }
   const bool issuer = tx == 0 && ty == 0;
@@ -107,35 +107,9 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
     cp_async_commit();
   };
 
-  // Wrapped reads (StencilLaunch::wraps) with the bulk tensor copy: a box holds the y-halo rows
-  // as they lie in memory, so the blocks at the grid's y edges copy those R rows again, from the
-  // other edge, over the box's: rows 0..R-1 of the first tile row, rows TY+R..TY+2R-1 of the last
-  // (whole tiles: check_wraps). By cp.async, issued once the box has landed (R planes before the
-  // plane is the centre, the first time its y-halo rows are read); one group per plane.
-  const int edge = TMA && a.wraps ? (by0 == 0 ? 1 : 0) | (by0 + TY == a.ny ? 2 : 0) : 0;
-  auto copy_wrapped_rows = [&](int z, int b) {
-    if (z < z1 + R) {
-      const long long zo = wrapped(z, a.nz, a.wraps) * sz;
-      T* const sb = smem + b * kBuf;
-      for (int k = ty; k < 2 * R; k += BY) {
-        const bool top = k < R;
-        if (!(edge & (top ? 1 : 2))) continue;
-        const int row = top ? k : TY + k;  // shared row: 0..R-1, or TY+R..TY+2R-1
-        const long long o = x0 + (long long)(top ? a.ny - R + k : k - R) * sy + zo;
-#pragma unroll
-        for (int f = 0; f < NS; ++f) {
-          T* const d = sb + f * FS + row * SW + XH * VW + tx * VW;
-          cp_async16(d, in[f] + (xin ? o : 0), xin);
-          if (tx < 2 * XH) cp_async16(d + dxh, in[f] + (hx_lane ? o + dxh : 0), hx_lane);
-        }
-      }
-    }
-    cp_async_commit();
-  };
-
   // Queue slots 0 .. 2R-1: planes z0-R .. z0+R-1 (straight from global); slot 2R is filled
-  // from the ring at the first step. Wrapped reads: a row of a partial tile beyond the y edge is
-  // a y neighbour of the rows above it, so it too comes from the other edge.
+  // from the ring at the first step. Planes beyond the z ends: from the other end where the
+  // launch wraps (StencilLaunch::wraps), as the ring's copies take them.
   V<T> q[NS][RY][Q];
 #pragma unroll
   for (int i = 0; i < 2 * R; ++i) {
@@ -143,10 +117,9 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
     const long long zo = wrapped(zz, a.nz, a.wraps) * sz;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-      const bool ok = xin && (a.wraps || y0 + r < a.ny + R) && zz < z1 + R;
-      const long long ro = x0 + (long long)wrapped(y0 + r, a.ny, a.wraps) * sy;
+      const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
 #pragma unroll
-      for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + ro + zo) : zero16<T>();
+      for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + off + r * sy + zo) : zero16<T>();
     }
   }
   if constexpr (TMA) {
@@ -166,8 +139,6 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       mbar_wait(bars + i, 0);
       phase ^= 1u << i;
     }
-    if (edge)
-      for (int i = 0; i < R; ++i) copy_wrapped_rows(z0 + i, i);
   }
   constexpr int UP = 2;  // the previous level (the wave's u(t-dt)), UP planes ahead in registers
   V<T> upq[Eq::kPreviousLevel ? UP : 1][RY];
@@ -199,17 +170,12 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       if constexpr (TMA) {
         mbar_wait(bars + bn, (phase >> bn) & 1u);  // plane z + R has landed
         phase ^= 1u << bn;
-        if (edge) {
-          cp_async_wait_group<R - 1>();  // plane z's wrapped rows (copied R planes ago) ...
-          fence_proxy_async();           // ... before a bulk copy refills their buffer
-        }
       } else {
         cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
       }
       __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
       if (a.pace) cluster_arrive();
       copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
-      if (edge) copy_wrapped_rows(z + R, bn);
       T* const sb = smem + b * kBuf;
       {
         T* const sn = smem + bn * kBuf;
@@ -234,7 +200,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
     }
   }
   if (a.pace) cluster_wait();  // pairs the last arrive
-  if (!TMA || edge) cp_async_wait_group<0>();
+  if constexpr (!TMA) cp_async_wait_group<0>();
 }
 
 template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
@@ -251,9 +217,6 @@ template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB 
 StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int cx = 1, int cy = 1) {
   using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
   using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA>;
-  // Wrapped reads with the bulk tensor copy: only the first and last tile rows have rows beyond
-  // the y edges (whole tiles). The cp.async ring takes any tile height (it wraps every row it copies).
-  static_assert(!TMA || kWrapRows % K::TY == 0, "StencilLaunch::wraps: tiles of kWrapRows rows");
   check_wraps(l);
   Args<T, Eq> a = make_args(l);
   auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;

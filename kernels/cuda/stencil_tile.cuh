@@ -30,11 +30,11 @@ struct Args {
   T* out0;
   T* out1;
   int nx, ny, nz, xlimit, zchunk;
-  int zskip;   // planes skipped after the first z chunk (StencilLaunch::z_faces), else 0
-  int r;       // halo width
-  int images;  // write each row's periodic x halo (StencilLaunch::images, x_images)
-  int wraps;   // read the rows beyond the y edges and the planes beyond the z ends wrapped (StencilLaunch::wraps)
-  int pace;    // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
+  int zskip;          // planes skipped after the first z chunk (StencilLaunch::z_faces), else 0
+  int r;              // halo width
+  int images;         // write each row's periodic x halo (StencilLaunch::images, x_images)
+  int wraps;          // read the planes beyond the z ends from the other end (StencilLaunch::wraps)
+  int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
   typename Eq::template Params<T> prm;
@@ -197,7 +197,7 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
   }
 }
 
-// StencilLaunch::wraps: row or plane i of the grid in memory (i within R of the interior),
+// StencilLaunch::wraps: plane i of the grid in memory (i within R of the interior, n >= R),
 // wrapped into [0, n) where the launch reads the periodic images itself.
 __device__ __forceinline__ int wrapped(int i, int n, int wraps) { return wraps ? periodic_index(i, n) : i; }
 
@@ -254,13 +254,13 @@ inline int choose_zchunk_balanced(int requested, long long tiles_xy, int nz, int
   return best;
 }
 
-// StencilLaunch::wraps: what the engine promises (rows of whole 32-row tiles, at least 2R planes,
-// the whole grid's planes); a launch that breaks it is a programming error.
+// StencilLaunch::wraps: what the engine promises (at least R planes, a launch over all of them);
+// a launch that breaks it is a programming error.
 template <class T, class Eq>
 void check_wraps(const StencilLaunch<T, Eq>& l) {
-  if (l.wraps && (l.in[0].ny % kWrapRows != 0 || l.in[0].nz < 2 * l.radius || l.z_faces > 0))
-    throw Error("stencil: wrapped periodic reads need rows in whole tiles of " + std::to_string(kWrapRows) + ", " +
-                std::to_string(2 * l.radius) + " planes and a launch over the whole grid");
+  if (l.wraps && (l.in[0].nz < l.radius || l.z_faces > 0))
+    throw Error("stencil: wrapped periodic reads need " + std::to_string(l.radius) +
+                " planes and a launch over the whole grid");
 }
 
 // "..., grid NXxNYxNZ": what a failed launch names.

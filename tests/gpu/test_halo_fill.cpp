@@ -2,8 +2,7 @@
 // three ordered passes): every element of the allocation, bit for bit, on odd sizes (rows that
 // are not whole sectors), R = 1..4, fp32 and fp64, periodic and fixed boundaries, each z side
 // alone, both and neither, with and without the x faces of the interior rows (which the updates
-// write themselves where they can) and the y faces of the interior planes (which the updates read
-// wrapped where they can), and several grids in one launch (each with its own fixed value).
+// write themselves where they can), and several grids in one launch (each with its own fixed value).
 // Interiors are random, halos and row padding start as NaN on both sides: a halo point not
 // written stays NaN, padding written by mistake no longer is.
 // Skipped, with the reason, where no GPU is usable.
@@ -37,8 +36,7 @@ TEST(HaloFillGpu, NeedsCuda) { GTEST_SKIP() << "built without CUDA: no GPU halo 
 #else
 
 template <class T>
-void check_fill(int nx, int ny, int nz, int r, Boundary bc, int z_sides, int grids, bool x_faces = true,
-                bool y_faces = true) {
+void check_fill(int nx, int ny, int nz, int r, Boundary bc, int z_sides, int grids, bool x_faces = true) {
   const GridSpec<T> spec = GridSpec<T>::make(nx, ny, nz, r);
   std::mt19937 rng(unsigned(nx * 7919 + r * 31 + z_sides * 3 + grids));
   std::uniform_real_distribution<double> d(0.5, 1.5);
@@ -46,7 +44,6 @@ void check_fill(int nx, int ny, int nz, int r, Boundary bc, int z_sides, int gri
   std::vector<cuda::DeviceBuffer> dev(grids);
   cuda::HaloFill<T> fill;
   fill.x_faces = x_faces;
-  fill.y_faces = y_faces;
   for (int g = 0; g < grids; ++g) {
     host[g].assign(spec.elements(), std::numeric_limits<T>::quiet_NaN());
     const GridView<T> hv = spec.view(host[g].data());
@@ -66,19 +63,13 @@ void check_fill(int nx, int ny, int nz, int r, Boundary bc, int z_sides, int gri
       for (int k = 0; k < nz; ++k)
         for (int j = 0; j < ny; ++j)
           for (int t = 0; t < r; ++t) hv(-1 - t, j, k) = hv(nx + t, j, k) = std::numeric_limits<T>::quiet_NaN();
-    // Without the y faces: the y halo rows of the interior planes, whole padded rows, likewise.
-    if (!y_faces)
-      for (int k = 0; k < nz; ++k)
-        for (int t = 0; t < r; ++t)
-          for (int i = -r; i < nx + r; ++i) hv(i, -1 - t, k) = hv(i, ny + t, k) = std::numeric_limits<T>::quiet_NaN();
   }
   cuda::launch_halo_fill(fill, bc, nullptr, z_sides);
   TIERSIM_CUDA_CHECK(cudaDeviceSynchronize(), "halo fill");
   const std::string what = std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
                            " R=" + std::to_string(r) + (bc == Boundary::Fixed ? " fixed" : " periodic") +
                            " z_sides=" + std::to_string(z_sides) + " grids=" + std::to_string(grids) +
-                           (sizeof(T) == 8 ? " fp64" : " fp32") + (x_faces ? "" : " without x faces") +
-                           (y_faces ? "" : " without y faces");
+                           (sizeof(T) == 8 ? " fp64" : " fp32") + (x_faces ? "" : " without x faces");
   for (int g = 0; g < grids; ++g) {
     std::vector<T> got(spec.elements());
     TIERSIM_CUDA_CHECK(cudaMemcpy(got.data(), dev[g].data(), spec.bytes(), cudaMemcpyDeviceToHost), "download");
@@ -99,9 +90,6 @@ TEST(HaloFillGpu, EveryHaloElementAsTheHostFillWritesIt) {
         check_fill<float>(37, 29, 23, r, bc, z_sides, 1);
         check_fill<double>(37, 29, 23, r, bc, z_sides, 1);
         check_fill<float>(37, 29, 23, r, bc, z_sides, 1, false);
-        // The x faces alone (the updates read the y and z faces wrapped), the z planes alone, nothing.
-        check_fill<float>(37, 29, 23, r, bc, z_sides, 1, true, false);
-        check_fill<double>(37, 29, 23, r, bc, z_sides, 1, false, false);
       }
   // Several grids in one launch, and planes wider than a block's points.
   for (int grids : {2, 4}) {
