@@ -196,12 +196,13 @@ class StencilCuda final : public StencilEngine {
     // Periodic halos under --tiling shared: the update that wrote the inputs wrote their rows' x
     // halos too (StencilLaunch::images), so the fill does the y and z faces only, unless something
     // else wrote the grid since (an upload, a temporal pass). On a grid not split in z the updates
-    // read the planes beyond the z ends from the other end themselves (StencilLaunch::wraps): the
-    // fill writes no z halo plane.
+    // read the planes beyond the z ends from the other end themselves where their kernel is built
+    // for it (StencilLaunch::wraps; the first step's launch says whether it is): the fill writes
+    // no z halo plane then.
     const bool periodic = p_.boundary == Boundary::Periodic;
     const bool shared_kernels = temporal_ || s_.tiling == Tiling::Shared;
     const bool images = periodic && shared_kernels && x_images_fit();
-    const bool wraps = periodic && shared_kernels && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
+    const bool wraps = periodic && shared_kernels && wraps_built_ && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
     const int z_sides = wraps ? 0 : p_.local_z_sides();
     if (periodic || !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
@@ -472,6 +473,7 @@ class StencilCuda final : public StencilEngine {
     timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     x_images_written_ = x_images_written_ && info.x_images;
+    if (k0 == 0 && n == p_.nz && faces == 0) wraps_built_ = info.wraps_built;
     KernelRecord& rec = timer_.end();
     rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
     const double share = double(faces ? 2 * faces : n) / double(p_.nz);
@@ -646,6 +648,7 @@ class StencilCuda final : public StencilEngine {
   bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
   bool x_halos_current_ = false;    // Boundary::Periodic: the fields' rows' x halos hold their images
   bool x_images_written_ = false;   // this step's update launches all wrote them
+  bool wraps_built_ = false;        // the whole grid's update kernel reads wrapped z planes (StencilLaunch::wraps)
   // Changes of the state (steps, uploads, the source): the statistics of the current one are kept.
   std::uint64_t state_version_ = 1;
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =

@@ -34,8 +34,9 @@ struct StencilLaunch {
   bool images = false;
   // Periodic boundaries on a grid not split in z (--tiling shared, nz >= R): the kernel reads the
   // planes beyond the z ends from the other end itself (a wrapped plane index, one add per plane),
-  // so that no fill writes the z halo planes. Launches over part of the grid's planes (z_faces,
-  // z ranges) never wrap.
+  // so that no fill writes the z halo planes. Only for kernels built for it
+  // (StencilLaunchInfo::wraps_built, from an earlier launch); launches over part of the grid's
+  // planes (z_faces, z ranges) never wrap.
   bool wraps = false;
   // > 0: only the two z faces of the grid, planes [0, z_faces) and [nz - z_faces, nz), in one
   // launch (a split step's faces, once the halos from the neighbouring ranks are in; nz > 2 z_faces).
@@ -50,9 +51,10 @@ template <class T>
 constexpr int kXHaloSectorPoints = 32 / int(sizeof(T));
 
 struct StencilLaunchInfo {
-  std::string kernel;     // e.g. "stencil_heat_shared_r4"
-  double bytes_modelled;  // what the access pattern requests from L2/DRAM (reads + writes)
-  bool x_images = false;  // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
+  std::string kernel;        // e.g. "stencil_heat_shared_r4"
+  double bytes_modelled;     // what the access pattern requests from L2/DRAM (reads + writes)
+  bool x_images = false;     // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
+  bool wraps_built = false;  // the kernel can read wrapped z planes (StencilLaunch::wraps), asked or not
 };
 
 // One update of every interior point; the halos of the inputs must be filled (but the z halo

@@ -62,6 +62,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   const long long off = x0 + y0 * sy;
   const T* in[2] = {a.in0, a.in1};
   const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
+  const int wraps = kRingWrapsBuilt<T, Eq, R> ? a.wraps : 0;
 
   // Copy roles: warp w copies shared rows w, w + BY, ... (global row by0 - R + row): lane tx the
   // tile vector at x0, lanes 0..2XH-1 also one x-halo vector each.
@@ -86,12 +87,12 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 #pragma unroll
         for (int f = 0; f < NS; ++f)
           tma_load_3d(smem + b * kBuf + f * FS, &maps.m[f], a.gx0 + bx0 - XH * VW, a.gy0 + by0 - R,
-                      a.gz0 + wrapped(z, a.nz, a.wraps), bars + b);
+                      a.gz0 + wrapped(z, a.nz, wraps), bars + b);
       }
       return;
     }
     if (z < z1 + R) {
-      const long long zo = wrapped(z, a.nz, a.wraps) * sz;
+      const long long zo = wrapped(z, a.nz, wraps) * sz;
       T* const sb = smem + b * kBuf;
 #pragma unroll
       for (int i = 0; i < G::NRW; ++i)
@@ -114,7 +115,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 #pragma unroll
   for (int i = 0; i < 2 * R; ++i) {
     const int zz = z0 - R + i;
-    const long long zo = wrapped(zz, a.nz, a.wraps) * sz;
+    const long long zo = wrapped(zz, a.nz, wraps) * sz;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
@@ -217,7 +218,7 @@ template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB 
 StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int cx = 1, int cy = 1) {
   using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
   using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA>;
-  check_wraps(l);
+  check_wraps(l, kRingWrapsBuilt<T, Eq, R>);
   Args<T, Eq> a = make_args(l);
   auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;
   TmaMaps maps{};
@@ -283,7 +284,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
       double(K::NS) * blocks_xy * ((planes + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
   const double pts = double(a.nx) * a.ny * planes;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
-  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>};
+  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>, kRingWrapsBuilt<T, Eq, R>};
 }
 
 }  // namespace

@@ -227,6 +227,7 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
     auto cpu = make_stencil_cpu(strategy(Backend::Cpu, r.pr, t, CoeffSpace::Constant), p);
     const double dt = stable_dt(p, 0.6);
     init_pair(*gpu, *cpu, p, 21, dt);
+    (void)gpu->take_records();  // the first step's: its launch tells the engine whether the kernel wraps
     for (int s = 0; s < r.steps; ++s) {
       gpu->step(dt), cpu->step(dt);
       const int k = std::min(7, r.nz - 1);
@@ -234,12 +235,28 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
       if (r.eq == Equation::Wave && s == 5)
         gpu->add_point_value(0, r.ny - 1, k, 0.5), cpu->add_point_value(0, r.ny - 1, k, 0.5);
     }
-    if (t == Tiling::Shared && r.bc == Boundary::Periodic && r.nz >= r.R) {
-      // Wrapped reads: the fill writes the x and y faces of the interior planes, no z halo plane.
+    if (t == Tiling::Shared && r.bc == Boundary::Periodic) {
+      // Wrapped reads (StencilLaunch::wraps): the fill writes the x and y faces of the interior
+      // planes and no z halo plane, but for the two kernels at the edge of their registers, built
+      // without (heat fp64 R = 1 held to 64 registers, "_mb4"; the wave fp64 R = 4).
       const double fields = r.eq == Equation::GrayScott ? 2 : 1, R2 = 2.0 * r.R;
       const double faces = fields * ((r.nx + R2) * (r.ny + R2) - double(r.nx) * r.ny) * r.nz;
+      std::vector<KernelRecord> fills;
+      std::string update;
       for (const KernelRecord& k : gpu->take_records())
-        if (k.kernel.find("halo") != std::string::npos) EXPECT_LE(k.work, faces) << k.kernel << " step " << k.step;
+        if (k.kernel.find("halo") != std::string::npos)
+          fills.push_back(k);
+        else if (k.kernel.find("source") == std::string::npos)
+          update = k.kernel;
+      const bool wraps =
+          update.find("_mb4") == std::string::npos && !(r.eq == Equation::Wave && r.pr == Precision::Fp64 && r.R == 4);
+      EXPECT_FALSE(fills.empty()) << update;
+      for (const KernelRecord& k : fills) {
+        if (wraps)
+          EXPECT_LE(k.work, faces) << update << ": the fill wrote z halo planes at step " << k.step;
+        else
+          EXPECT_GT(k.work, faces) << update << ": the fill wrote no z halo plane at step " << k.step;
+      }
     }
     for (int f = 0; f < stencil_field_count(r.eq); ++f) {
       std::size_t nans = 0;
