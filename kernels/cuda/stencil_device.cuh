@@ -43,15 +43,11 @@ __device__ __forceinline__ void st16(double* p, const V<double>& v) {
   *reinterpret_cast<double2*>(p) = make_double2(v.e[0], v.e[1]);
 }
 template <class T>
-__device__ __forceinline__ V<T> splat16(T x) {
+__device__ __forceinline__ V<T> zero16() {
   V<T> v;
 #pragma unroll
-  for (int i = 0; i < V<T>::n; ++i) v.e[i] = x;
+  for (int i = 0; i < V<T>::n; ++i) v.e[i] = T(0);
   return v;
-}
-template <class T>
-__device__ __forceinline__ V<T> zero16() {
-  return splat16(T(0));
 }
 
 // cp.async of 16 bytes global -> shared; ok == false writes zeros and reads nothing.

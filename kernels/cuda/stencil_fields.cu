@@ -2,7 +2,6 @@
 // (a field's statistics with its non-finite values, the wave equation's energy) and the point
 // source.
 #include <algorithm>
-#include <cstdint>
 #include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -18,12 +17,10 @@ int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
 // image in the interior (all three coordinates wrapped), so no face waits for another and edges
 // and corners need no ordered passes. The x faces of the interior rows (a few points at each end
 // of every row: partly written sectors, most of the fill's time) are left out where the update
-// wrote them. Blocks come in three kinds: kHaloBlockPoints of one z halo plane (a whole padded
-// plane), of one interior plane's x faces, or of one interior plane's y faces, 2r rows from x = -r
-// to nx + r - 1 in 16-byte vectors (the image row has the same alignment: rows are whole 128-byte
-// lines; a vector holding a point of the x halo, or past either end, is written point by point).
-// The scalar kinds load kHaloPerThread points a thread before storing any (several reads in
-// flight), with 32-bit divisions by the block's plane shape, never per-point 64-bit ones.
+// wrote them. Blocks come in two kinds: kHaloBlockPoints of one z halo
+// plane (a whole padded plane), or of one interior plane's x and y faces. Each thread loads its
+// kHaloPerThread points before storing any (several reads in flight), and the indices are 32-bit
+// divisions by the block's plane shape, never per-point 64-bit ones.
 constexpr int kHaloThreads = 256, kHaloPerThread = 4, kHaloBlockPoints = kHaloThreads * kHaloPerThread;
 
 template <class T>
@@ -32,17 +29,8 @@ struct HaloLaunch {
   Boundary bc;
   int lo_planes, hi_planes;  // z halo planes filled below 0 and past nz - 1 (0 or r each)
   int plane_blocks;          // blocks per z halo plane
-  int face_blocks;           // blocks per interior plane for its x faces (0 without them)
-  int row_blocks;            // blocks per interior plane for its y faces
-  int row_vectors;           // 16-byte vectors over a y-face row (from the vector boundary at or before x = -r)
+  int face_blocks;           // blocks per interior plane
 };
-
-// The value of halo point (i, j, k): its periodic image, or the fixed value.
-template <class T>
-__device__ __forceinline__ T halo_value(const HaloLaunch<T>& a, const GridView<T>& g, int i, int j, int k) {
-  return a.bc == Boundary::Fixed ? a.f.values[blockIdx.y]
-                                 : g(periodic_index(i, g.nx), periodic_index(j, g.ny), periodic_index(k, g.nz));
-}
 
 template <class T>
 __global__ void __launch_bounds__(kHaloThreads) halo_fill_kernel(HaloLaunch<T> a) {
@@ -58,31 +46,9 @@ __global__ void __launch_bounds__(kHaloThreads) halo_fill_kernel(HaloLaunch<T> a
     count = wx * (g.ny + 2 * r);
   } else {
     b -= zh_blocks;
-    k = b / (a.face_blocks + a.row_blocks);
-    b -= k * (a.face_blocks + a.row_blocks);
-    if (b >= a.face_blocks) {
-      // y faces: this thread's 16-byte vector of row jj (0..2r-1) of plane k.
-      constexpr int VW = V<T>::n;
-      const int t = (b - a.face_blocks) * kHaloThreads + int(threadIdx.x), jj = t / a.row_vectors;
-      if (jj >= 2 * r) return;
-      const int j = jj < r ? jj - r : g.ny + jj - r;
-      T* const seg = g.origin + g.offset(-r, j, k);  // the row's wx points start here
-      const int lead = int(reinterpret_cast<std::uintptr_t>(seg) / sizeof(T) % VW);
-      const int e0 = (t - jj * a.row_vectors) * VW - lead;  // the vector's first point, from x = -r
-      if (e0 >= wx) return;
-      T* const d = seg + e0;
-      if (e0 >= r && e0 + VW <= r + g.nx) {  // interior points only: the image row's vector
-        st16(d, a.bc == Boundary::Fixed ? splat16(a.f.values[blockIdx.y])
-                                        : ld16(d + std::ptrdiff_t(periodic_index(j, g.ny) - j) * g.sy));
-      } else {
-#pragma unroll
-        for (int e = 0; e < VW; ++e)
-          if (e0 + e >= 0 && e0 + e < wx) d[e] = halo_value(a, g, e0 + e - r, j, k);
-      }
-      return;
-    }
-    p0 = b * kHaloBlockPoints;
-    count = 2 * r * g.ny;  // x faces: 2r points a row
+    k = b / a.face_blocks;
+    p0 = (b - k * a.face_blocks) * kHaloBlockPoints;
+    count = 2 * r * (wx + (a.f.x_faces ? g.ny : 0));  // y faces (full padded rows), then x faces (2r points a row)
   }
   std::ptrdiff_t dst[kHaloPerThread];
   T v[kHaloPerThread];
@@ -94,13 +60,18 @@ __global__ void __launch_bounds__(kHaloThreads) halo_fill_kernel(HaloLaunch<T> a
     if (halo_plane) {
       j = p / wx;
       i = p - j * wx - r, j -= r;
+    } else if (p < 2 * r * wx) {
+      const int jj = p / wx;
+      i = p - jj * wx - r;
+      j = jj < r ? jj - r : g.ny + jj - r;
     } else {
-      const int t = p % (2 * r);
-      j = p / (2 * r);
+      const int q = p - 2 * r * wx, t = q % (2 * r);
+      j = q / (2 * r);
       i = t < r ? t - r : g.nx + t - r;
     }
     dst[u] = g.offset(i, j, k);
-    v[u] = halo_value(a, g, i, j, k);
+    v[u] = a.bc == Boundary::Fixed ? a.f.values[blockIdx.y]
+                                   : g(periodic_index(i, g.nx), periodic_index(j, g.ny), periodic_index(k, g.nz));
   }
 #pragma unroll
   for (int u = 0; u < kHaloPerThread; ++u)
@@ -228,19 +199,10 @@ template <class T>
 void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_sides) {
   if (f.count == 0) return;
   const GridView<T>& g = f.grids[0];
-  HaloLaunch<T> a{f, bc, z_sides & 1 ? g.r : 0, z_sides & 2 ? g.r : 0, 0, 0, 0, 0};
+  HaloLaunch<T> a{f, bc, z_sides & 1 ? g.r : 0, z_sides & 2 ? g.r : 0, 0, 0};
   a.plane_blocks = ceil_div((long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r), kHaloBlockPoints);
-  a.face_blocks = f.x_faces ? ceil_div(2LL * g.r * g.ny, kHaloBlockPoints) : 0;
-  // A y-face row from x = -r, wx points, in 16-byte vectors from the boundary at or before it (the
-  // grids' allocations differ, the rows' alignment within them does not: the most vectors any needs).
-  constexpr int VW = V<T>::n;
-  int lead = 0;
-  for (int i = 0; i < f.count; ++i)
-    lead = std::max(lead, int(reinterpret_cast<std::uintptr_t>(f.grids[i].origin - g.r) / sizeof(T) % VW));
-  a.row_vectors = ceil_div(lead + g.nx + 2 * g.r, VW);
-  a.row_blocks = ceil_div(2LL * g.r * a.row_vectors, kHaloThreads);
-  const long long blocks =
-      (long long)(a.lo_planes + a.hi_planes) * a.plane_blocks + (long long)g.nz * (a.face_blocks + a.row_blocks);
+  a.face_blocks = ceil_div(2LL * g.r * (g.nx + 2 * g.r + (f.x_faces ? g.ny : 0)), kHaloBlockPoints);
+  const long long blocks = (long long)(a.lo_planes + a.hi_planes) * a.plane_blocks + (long long)g.nz * a.face_blocks;
   // The kernel indexes a plane's points with ints.
   if (blocks > 0x7fffffffLL || (long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r) > 0x7fffffffLL)
     throw Error("halo fill: grid too large for one launch");

@@ -142,7 +142,15 @@ __host__ __device__ const auto& params_of(const TemporalParams<T>& p) {
 }
 
 // ---- beyond kernels/cuda/stencil_device.cuh (V, ld16, st16, cp.async groups) -------------------
-// cp.async of 16 bytes without the zero-fill operand, and the 4- and 8-byte (.ca) form.
+// cp.async of 16 bytes without the zero-fill operand, the 4- and 8-byte (.ca) form, and splat16.
+template <class T>
+__device__ __forceinline__ V<T> splat16(T x) {
+  V<T> v;
+#pragma unroll
+  for (int i = 0; i < V<T>::n; ++i) v.e[i] = x;
+  return v;
+}
+
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
