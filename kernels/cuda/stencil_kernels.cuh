@@ -29,8 +29,8 @@ struct StencilLaunch {
   // Periodic boundaries, --tiling shared, rows of whole 32-byte sectors: the update may also
   // write each output row's x halo (the strided part of a halo fill: a sector at each end of
   // every row) from the values it stores, so that the next step's fill does the y and z faces
-  // only (whole rows and planes; the y faces alone with wraps, below). kXImagesBuilt (stencil_tile.cuh) says which kernels can;
-  // StencilLaunchInfo::x_images whether the launch did.
+  // only (whole rows and planes; the y faces alone with wraps, below). kXImagesBuilt
+  // (stencil_tile.cuh) says which kernels can; StencilLaunchInfo::x_images whether the launch did.
   bool images = false;
   // Periodic boundaries on a grid not split in z (--tiling shared, nz >= R): the kernel reads the
   // planes beyond the z ends from the other end itself (a wrapped plane index, one add per plane),
