@@ -92,10 +92,6 @@ __device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, unsigned byte
   TIERSIM_SM90_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
                    : "memory");
 }
-// One arrival (release: this thread's reads of the buffer it guards come first).
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  TIERSIM_SM90_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   unsigned done = 1;
   do {

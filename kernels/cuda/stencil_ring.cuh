@@ -25,10 +25,7 @@ namespace {
 //
 // TMA = true: each plane (tile and halo of every field) is one bulk tensor copy issued by one
 // thread and completing on the buffer's mbarrier, instead of 2-6 cp.async per thread with their
-// address arithmetic; the box lands in the same layout. The warps then march without a block-wide
-// barrier per plane: each says it is done with a buffer on that buffer's "empty" mbarrier, and the
-// issuer waits for all of them there before copying the next plane into it, so a warp that got
-// ahead goes on to the planes that have landed instead of waiting for the slowest.
+// address arithmetic; the box lands in the same layout.
 template <class T, int R, int NS, int BY, int P, int RY, bool TMA = false>
 struct Ring {
   using K = Tile<T, R, NS, BY, 1, RY>;
@@ -39,7 +36,7 @@ struct Ring {
   // One field's plane, rounded up to 128 bytes (a bulk tensor copy's destination alignment).
   static constexpr int FS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
   static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FS * sizeof(T);
-  static constexpr std::size_t smem_bytes = ring_bytes + (TMA ? 2 * NB * sizeof(std::uint64_t) : 0);
+  static constexpr std::size_t smem_bytes = ring_bytes + (TMA ? NB * sizeof(std::uint64_t) : 0);
   static constexpr unsigned box_bytes = unsigned(K::ROWS * K::SW * sizeof(T));
 };
 #pragma nv_diag_default 177
@@ -52,9 +49,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
-  // TMA: per buffer, "full" (the plane has landed) and "empty" (every warp is done with it).
-  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);
-  std::uint64_t* const empty = bars + NB;
+  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
   constexpr int kBuf = NS * FS;
 
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -85,15 +80,9 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
     c_s[i] = row * SW + XH * VW + tx * VW;
   }
   const bool issuer = tx == 0 && ty == 0;
-  unsigned empty_phase = 0;  // TMA, issuer: bit i is the parity of buffer i's next "empty"
-  // Plane z into buffer b; first = the buffer's first use (nobody has read it yet).
-  auto copy_plane = [&](int z, int b, bool first) {
+  auto copy_plane = [&](int z, int b) {
     if constexpr (TMA) {
       if (issuer && z < z1 + R) {
-        if (!first) {
-          mbar_wait(empty + b, (empty_phase >> b) & 1u);
-          empty_phase ^= 1u << b;
-        }
         mbar_expect_tx(bars + b, NS * G::box_bytes);
 #pragma unroll
         for (int f = 0; f < NS; ++f)
@@ -136,17 +125,14 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   }
   if constexpr (TMA) {
     if (issuer) {
-      for (int i = 0; i < NB; ++i) {
-        mbar_init(bars + i, 1);
-        mbar_init(empty + i, BY);
-      }
+      for (int i = 0; i < NB; ++i) mbar_init(bars + i, 1);
       mbar_init_fence();
     }
     __syncthreads();
   }
   unsigned phase = 0;  // TMA: bit i is the parity of buffer i's next completion
 #pragma unroll
-  for (int i = 0; i < D; ++i) copy_plane(z0 + i, i, true);
+  for (int i = 0; i < D; ++i) copy_plane(z0 + i, i);
   if constexpr (TMA) {
     // Planes z0 .. z0+R-1 are read at the first steps without a wait of their own (the loop
     // waits for plane z + R): wait for them here, so every buffer's phases are waited in order.
@@ -188,9 +174,9 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       } else {
         cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
       }
-      if constexpr (!TMA) __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
+      __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
       if (a.pace) cluster_arrive();
-      copy_plane(z + D, b == 0 ? NB - 1 : b - 1, z == z0);
+      copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
       T* const sb = smem + b * kBuf;
       {
         T* const sn = smem + bn * kBuf;
@@ -202,10 +188,6 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap);
-      if constexpr (TMA) {
-        __syncwarp();
-        if (tx == 0) mbar_arrive(empty + b);  // this warp is done with plane z's buffer
-      }
       update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
