@@ -276,9 +276,11 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
 
   // Where this thread's vectors come from. Loads only inside the region the output depends on
   // (partial tiles at the far edges skip the rest); x: one 16-byte copy where the vector lies in
-  // the interior, else element by element (wrapped, or the boundary value).
+  // the interior, or wraps whole (periodic, nx a multiple of VW: gx is, so its image is a whole
+  // vector too), the boundary value where it lies wholly outside (fixed), else element by element.
   const bool xneed = gx < min(ox0 + a.wout, a.nx) + a.xh;
-  const bool xvec = gx >= 0 && gx + VW <= a.nx;
+  const bool xvec = (gx >= 0 && gx + VW <= a.nx) || (!fixed && a.nx % VW == 0);
+  const int gxs = xvec && !fixed ? wrap(gx, a.nx) : gx;  // the vector's column in memory
   unsigned xin = 0;  // bit e: element e is an interior point (periodic: always)
 #pragma unroll
   for (int e = 0; e < VW; ++e) xin |= unsigned(!fixed || (gx + e >= 0 && gx + e < a.nx)) << e;
@@ -314,7 +316,9 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
     }
     const T* const src = field + zo + (long long)yrw[r] * a.sy;
     if (xvec) {
-      cp_async16(dst, src + gx);
+      cp_async16(dst, src + gxs);
+    } else if (xin == 0) {
+      st16(dst, splat16(bv));
     } else {
 #pragma unroll
       for (int e = 0; e < VW; ++e)
