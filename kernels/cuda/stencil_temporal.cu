@@ -92,14 +92,15 @@
 // rows of halo). What would: the queue only for the rows level 2 reads in z (rows 2R .. H0 - 2R),
 // the outer rows of level 1 passed on through a shared delay ring of R + 1 planes.
 //
-// How many steps (temporal_default_steps): T = 4 at R = 1, 3 at R = 2, 2 at R = 3, 4 and for
-// Gray-Scott (two fields: twice the queues), clamped by the shape's TMAX, lowered to 2 where the
+// How many steps (temporal_default_steps): T = 4 at R = 1, 2 at R = 2..4 and for Gray-Scott
+// (two fields: twice the queues), clamped by the shape's TMAX, lowered to 2 where the
 // whole state fits in half the device's L2 (the single-step kernels then run from L2 and the
 // redundant work weighs more), and while less than a quarter of the region would be output.
 // Why these: the queue registers grow as (T - 1)(2R + 1), the output share of a 24-row region as
 // 1 - 2 T R / 24 (R = 1: 0.67 at T = 4, 0.58 at T = 5; R = 2: 0.5 at T = 3, 0.33 at T = 4), while
 // the DRAM bytes per step fall as 2 / T: past these T the redundant work and the queues cost more
-// than the bytes saved. The shape: the first that fits the device's shared memory per block; the
+// than the bytes saved (measured, 512^3 on an H200: R = 1 T = 2, 3, 4 0.286, 0.290, 0.278 ms per
+// step; R = 2 T = 2, 3 0.452, 0.502 ms). The shape: the first that fits the device's shared memory per block; the
 // z chunk: from the SM count and the occupancy (waves x planes per block, as the ring kernel).
 // base/hd.hpp gives nvcc's host pass GCC's "#pragma GCC unroll", which nvcc's front end does not
 // know (warning 1675, from kernels/physics/stencil.hpp; stencil_cuda.cu shows it too): not ours.
@@ -626,7 +627,7 @@ int x_halo(int T, int R, int vw) { return (T * R + vw - 1) / vw * vw; }
 
 // The default fused step count (see "How many steps" in the file header).
 int default_steps(int eq, int R, const TemporalShape& sh, int vw, std::size_t state_bytes, std::size_t l2_bytes) {
-  int T = eq == kGrayScott ? 2 : R == 1 ? 4 : R == 2 ? 3 : 2;
+  int T = eq == kGrayScott || R > 1 ? 2 : 4;
   T = std::min(T, sh.max_steps);
   // A state that fits in half the L2 is read from L2 by the single-step kernels too: there the
   // pass saves L2, not DRAM, traffic and the redundant halo work weighs more.

@@ -60,7 +60,7 @@ struct TemporalOptions {
 std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64);
 
 // The steps a pass fuses when TemporalOptions::steps is 0, for an nx x ny x nz grid (see the
-// derivation in stencil_temporal.cu: 4 at R = 1, 3 at R = 2, 2 at R = 3 and 4, clamped by the
+// derivation in stencil_temporal.cu: 4 at R = 1, 2 at R = 2..4, clamped by the
 // shape and by the device's L2).
 int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz, const TemporalOptions& opt = {});
 
