@@ -18,24 +18,26 @@
 //  - levels 1..T-1: a register queue of 2R + 1 planes per level (each thread its own column: RY
 //    rows of one vector), rotated by unrolling the z loop 2R + 1 deep so that slots are
 //    compile-time indices (as the register-prefetch kernels' queues, stencil_prefetch.cuh);
-//  - y neighbours: level 0 from the ring, level t - 1's centre plane through an exchange plane in
-//    shared memory (two, alternating, so one barrier per level suffices); x neighbours: warp
+//  - y neighbours: level 0 from the ring, level t - 1's centre plane through exchange planes in
+//    shared memory (fp32 at R = 1, heat at R = 3: a ring of R + 1 per level, each plane stored
+//    when computed and read R steps later, so the step's one barrier serves every level; else two,
+//    alternating, stored just before use, one barrier per level: Geo::XR); x neighbours: warp
 //    shuffles from the lanes beside (a warp holds whole rows of the region);
 //  - the wave's second time level: u(t - dt) (only its centre: level 1 needs it at plane i - R)
 //    comes through a small ring of its own, and level t >= 2 takes level t - 2 from the queue (or
 //    the ring) below, so u(t) and u(t - dt) of every level are on chip; the pass writes u(t + T dt)
 //    and u(t + (T - 1) dt), the pair the next step needs.
-// T barriers per plane: one before level 1 (ring), one per exchange plane. T is a run-time value
+// One barrier per plane (before level 1) with the exchange rings, else T. T is a run-time value
 // up to the kernel's TMAX (a final partial pass uses the same kernel).
 //
 // Boundaries. No halo is read and none written. Periodic: every index is taken modulo n, so the
-// tiles at the edges read the wrapped rows, columns and planes themselves (x: element by element
-// where a vector straddles the edge). Fixed: a point outside the interior holds the boundary
-// value at every time level, as the single-step engine's halo does: level 0 is set to it on
-// load, and every later level sets it again after the update. Neighbours' planes
-// (TemporalOptions::z_below, z_above: a rank's slab with T R planes of each neighbour's beside
-// it, or a z range of a larger grid) are read as interior points: the levels in them are computed
-// as the neighbour computes them, so the slab's planes come out as those of the whole grid.
+// tiles at the edges read the wrapped rows, columns and planes themselves (x: whole vectors where
+// nx is a multiple of the vector, else element by element where a vector straddles the edge). Fixed: a point outside
+// the interior holds the boundary value at every time level, as the single-step engine's halo does: level 0 is set to
+// it on load, and every later level sets it again after the update. Neighbours' planes (TemporalOptions::z_below,
+// z_above: a rank's slab with T R planes of each neighbour's beside it, or a z range of a larger grid) are read as
+// interior points: the levels in them are computed as the neighbour computes them, so the slab's planes come out as
+// those of the whole grid.
 //
 // Bit-identical to the single-step kernels (stencil_families.cuh): the arithmetic is
 // kernels/physics/stencil.hpp's laplacian<R> and the equation's point update (its traits type in
@@ -76,17 +78,18 @@
 // memory holds the ring, the exchange planes and the wave's ring: (2R + 1 + D + NNB + NBP) planes
 // of H0 x 512 B; at R = 4 one region of 32 rows takes 176-208 KB, so one block per SM.
 //
-// Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted):
-//   R = 1, TMAX 4: 12 x 2, D 2 (default; 84 / 120 KB): 154 / 162 registers, no spills;
-//                  8 x 4, D 2 (112 / 160 KB): 254 / 254, no spills; 16 x 2 (heat): 128, 52 B spilled;
-//   R = 2, TMAX 3: 12 x 2, D 2 (default; 108 / 144 KB): 168 / 168, heat 32 B spilled;
-//                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 64 B spilled;
-//   R = 3, TMAX 2: 12 x 2, D 2 (120 / 156 KB): 167 / 168, no spills;
-//   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 792 / 1068 B spilled;
-//                  12 x 2, D 1 (132 / 156 KB): 168, 668 / 944 B spilled;
-//   fp64 (the same bytes per vector): R = 1 12 x 2 155 / 158, 8 x 4 (heat) 254, no spills; R = 2 168,
-//   wave 8 B spilled; R = 3 168; R = 4 8 x 4 255, 380 / 400 B spilled;
-//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB): fp32 168, fp64 183, no spills.
+// Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted; XR: exchange rings):
+//   R = 1, TMAX 4: 12 x 2, D 2 (default, XR; 132 / 168 KB): 161 / 163 registers, no spills;
+//                  8 x 4, D 2 (XR; 176 / 224 KB): 254 / 255, wave 4 B spilled; 16 x 2 (heat, XR):
+//                  128, 152 B spilled;
+//   R = 2, TMAX 3: 12 x 2, D 2 (default; 108 / 144 KB): 168 / 168, no spills;
+//                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 60 B, wave 8 B spilled;
+//   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; 156 / 156 KB): 168 / 168, heat 96 B spilled;
+//   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 1160 / 1024 B spilled;
+//                  12 x 2, D 1 (132 / 156 KB): 168, 848 / 708 B spilled;
+//   fp64 (the same bytes per vector, no XR): R = 1 12 x 2 154 / 162, 8 x 4 (heat) 255, no spills;
+//   R = 2 168; R = 3 168, heat 16 B spilled; R = 4 8 x 4 255, 640 / 204 B spilled;
+//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB): fp32 168, fp64 185, no spills.
 // R = 4 does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a
 // 9-plane queue exceed the register file for any region tall enough to keep an output (2 T R = 16
 // rows of halo). What would: the queue only for the rows level 2 reads in z (rows 2R .. H0 - 2R),
@@ -190,16 +193,26 @@ struct TArgs {
 
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 struct Geo {
-  static constexpr int VW = V<T>::n;                             // points per 16-byte vector
-  static constexpr int W0 = 32 * VW;                             // region width: one warp, one vector per lane
-  static constexpr int H0 = BY * RY;                             // region height
-  static constexpr int Q = 2 * R + 1;                            // z window of one level (register queue length)
-  static constexpr int NF = EQ == kGrayScott ? 2 : 1;            // fields with neighbours
-  static constexpr int NB0 = 2 * R + 1 + D;                      // input ring: the z window and D planes in flight
-  static constexpr int NNB = TMAX >= 3 ? 2 : TMAX == 2 ? 1 : 0;  // exchange planes of levels 1..T-1
-  static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;             // register queues: levels 1..TMAX-1
-  static constexpr int NBP = EQ == kWave ? D + 1 : 0;            // the wave's u(t - dt): own column, D planes ahead
-  static constexpr int PL = W0 * H0;                             // one field's plane in shared memory (elements)
+  static constexpr int VW = V<T>::n;                   // points per 16-byte vector
+  static constexpr int W0 = 32 * VW;                   // region width: one warp, one vector per lane
+  static constexpr int H0 = BY * RY;                   // region height
+  static constexpr int Q = 2 * R + 1;                  // z window of one level (register queue length)
+  static constexpr int NF = EQ == kGrayScott ? 2 : 1;  // fields with neighbours
+  static constexpr int NB0 = 2 * R + 1 + D;            // input ring: the z window and D planes in flight
+  static constexpr int NBP = EQ == kWave ? D + 1 : 0;  // the wave's u(t - dt): own column, D planes ahead
+  static constexpr int PL = W0 * H0;                   // one field's plane in shared memory (elements)
+  // Exchange planes of levels 1..T-1 (their y neighbours). XR: a ring of R + 1 per level, each
+  // level's plane stored the step it is computed and read R steps later, when the level above
+  // reaches it, so that the step's one barrier (before level 1) orders every write and read; else
+  // two, alternating, stored just before use and a barrier per level. Where the ring pays, measured
+  // on an H100 at 512^3 (ms per step, ring against two planes): fp32 heat R = 1 0.260 / 0.279,
+  // R = 3 0.636 / 0.683, the wave R = 1 0.324 / 0.342; it lost for the wave at R = 2 (0.809 /
+  // 0.687) and in fp64 at R = 1 (heat 0.608 / 0.587, the wave 0.703 / 0.675), and is even for heat
+  // at R = 2 and Gray-Scott. Only where it fits in shared memory.
+  static constexpr bool XR = std::is_same_v<T, float> && EQ != kGrayScott && (R == 1 || (R == 3 && EQ == kHeat)) &&
+                             (std::size_t(NB0 + (TMAX - 1) * (R + 1)) * NF + NBP) * PL * sizeof(T) <= 227 * 1024;
+  static constexpr int NNB = XR ? (TMAX - 1) * (R + 1) : TMAX >= 3 ? 2 : TMAX == 2 ? 1 : 0;
+  static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;  // register queues: levels 1..TMAX-1
   static constexpr std::size_t smem_bytes = (std::size_t(NB0 + NNB) * NF + NBP) * PL * sizeof(T);
 };
 
@@ -262,7 +275,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL, NQ = G::NQ;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const ring = reinterpret_cast<T*>(smem_raw);  // [NB0][NF][H0][W0]: level 0, planes i-2R .. i+D
-  T* const xbuf = ring + NB0 * NF * PL;            // [NNB][NF][H0][W0]: centre planes of levels 1..T-1
+  T* const xbuf = ring + NB0 * NF * PL;            // [NNB][NF][H0][W0]: centre planes of levels 1..T-1 (Geo::XR)
   T* const pring = xbuf + G::NNB * NF * PL;        // [NBP][H0][W0]: the wave's u(t - dt), own column
 
   const int lane = threadIdx.x, r0 = threadIdx.y * RY;  // this thread: lane's vector, rows r0 .. r0+RY-1
@@ -282,7 +295,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   const bool xneed = gx < min(ox0 + a.wout, a.nx) + a.xh;
   const bool xvec = (gx >= 0 && gx + VW <= a.nx) || (!fixed && a.nx % VW == 0);
   const int gxs = xvec && !fixed ? wrap(gx, a.nx) : gx;  // the vector's column in memory
-  unsigned xin = 0;  // bit e: element e is an interior point (periodic: always)
+  unsigned xin = 0;                                      // bit e: element e is an interior point (periodic: always)
 #pragma unroll
   for (int e = 0; e < VW; ++e) xin |= unsigned(!fixed || (gx + e >= 0 && gx + e < a.nx)) << e;
   // Row offset of element e of a vector that is not wholly inside (periodic: wrapped); computed
@@ -424,6 +437,17 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   int sl = 0;                                                              // ring slot of plane i: (i - i0) mod NB0
   int psl = 0;                                                             // the wave's: (i - i0) mod (D + 1)
   auto rslot = [&](int j) { return sl - j < 0 ? sl - j + NB0 : sl - j; };  // slot of plane i - j
+  int xs = 0;  // Geo::XR: exchange slot of the planes computed at step i, (i - i0) mod (R + 1)
+  // Exchange plane of level l (1..T-1) in slot x; only the rows others read as y neighbours are
+  // stored: R at each end of a thread's rows.
+  auto xplane = [&](int l, int x) { return xbuf + ((l - 1) * (R + 1) + x) * NF * PL; };
+  auto store_edges = [&](T* xb, const V<T>(&v)[NF][RY]) {
+#pragma unroll
+    for (int f = 0; f < NF; ++f)
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+        if (r < R || r >= RY - R) st16(xb + f * PL + sown + r * W0, v[f][r]);
+  };
 
   for (int ib = i0; ib < iend; ib += Q) {
 #pragma unroll
@@ -456,26 +480,27 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
         auto UP = [&](int r) { return ld16(pring + psl * PL + sown + r * W0); };
         level_update<T, R, EQ, NF, RY>(a, C, YS, Z, UP, res);
         finish(res, C, i - R, steps == 1, q[0][s]);
+        if constexpr (G::XR)
+          if (steps > 1) store_edges(xplane(1, xs), q[0][s]);
       }
 
       // Levels 2..T at planes i - t R, from the register queues; the centre plane of level t - 1
-      // passes through shared memory for the y and x neighbours (exchange plane t & 1: a
-      // barrier always lies between a plane's readers and its next writer).
+      // comes through shared memory for the y neighbours (x: shuffles): with Geo::XR from the
+      // exchange ring, stored R steps ago; else stored now into exchange plane t & 1, behind a
+      // barrier (a barrier always lies between a plane's readers and its next writer).
 #pragma unroll
       for (int t = 2; t <= TMAX; ++t) {
         if (t > steps) break;            // block-uniform
         const int L = t - 2;             // queue of level t - 1
         const int cs = (s - R + Q) % Q;  // its centre slot: plane i - t R
-        T* const xb = xbuf + ((t & 1) && G::NNB > 1 ? 1 : 0) * NF * PL;
-        if (warp_active(t - 1)) {
-          // Only the rows others read as y neighbours: R at each end of this thread's rows.
-#pragma unroll
-          for (int f = 0; f < NF; ++f)
-#pragma unroll
-            for (int r = 0; r < RY; ++r)
-              if (r < R || r >= RY - R) st16(xb + f * PL + sown + r * W0, q[L][cs][f][r]);
+        T* xb;
+        if constexpr (G::XR) {
+          xb = xplane(t - 1, xs == R ? 0 : xs + 1);  // the slot of step i - R
+        } else {
+          xb = xbuf + ((t & 1) && G::NNB > 1 ? 1 : 0) * NF * PL;
+          if (warp_active(t - 1)) store_edges(xb, q[L][cs]);
+          __syncthreads();
         }
-        __syncthreads();
         if (i >= i0 + 2 * t * R && warp_active(t)) {
           V<T> YS[NF][2 * R], res[NF][RY];
 #pragma unroll
@@ -493,10 +518,14 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
             return q[t >= 3 ? t - 3 : 0][(s + 1) % Q][0][r];
           };
           level_update<T, R, EQ, NF, RY>(a, q[L][cs], YS, Z, UP, res);
-          finish(res, q[L][cs], i - t * R, t == TMAX || t == steps, q[t - 1 < NQ ? t - 1 : NQ - 1][s]);
+          const bool last = t == TMAX || t == steps;
+          finish(res, q[L][cs], i - t * R, last, q[t - 1 < NQ ? t - 1 : NQ - 1][s]);
+          if constexpr (G::XR)
+            if (!last) store_edges(xplane(t, xs), q[t - 1 < NQ ? t - 1 : NQ - 1][s]);
         }
       }
       if (++sl == NB0) sl = 0;
+      if (G::XR && ++xs == R + 1) xs = 0;
       if (EQ == kWave && ++psl == D + 1) psl = 0;
     }
   }
