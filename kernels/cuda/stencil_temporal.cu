@@ -82,7 +82,8 @@
 //   R = 1, TMAX 4: 12 x 2, D 2 (default, XR; 132 / 168 KB): 161 / 163 registers, no spills;
 //                  8 x 4, D 2 (XR; 176 / 224 KB): 254 / 255, wave 4 B spilled; 16 x 2 (heat, XR):
 //                  128, 152 B spilled;
-//   R = 2, TMAX 3: 12 x 2, D 2 (default; 108 / 144 KB): 168 / 168, no spills;
+//   R = 2, TMAX 2: 16 x 2, D 2 (default in fp32; 128 / 176 KB): 128 / 128, wave 8 B spilled;
+//          TMAX 3: 12 x 2, D 2 (default in fp64, and for T = 3; 108 / 144 KB): 168 / 168, no spills;
 //                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 60 B, wave 8 B spilled;
 //   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; 156 / 156 KB): 168 / 168, heat 96 B spilled;
 //   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 1160 / 1024 B spilled;
@@ -579,6 +580,8 @@ void build_entries(std::vector<Entry<T>>& v, int R) {
         if constexpr (f32 && EQ == kHeat) add<T, 1, EQ, 4, 16, 2, 2>(v);
         break;
       case 2:
+        // fp32: 16 x 2 fusing at most 2 steps (128 registers, 16 warps per SM) before 12 x 2 of 3.
+        if constexpr (f32) add<T, 2, EQ, 2, 16, 2, 2>(v);
         add<T, 2, EQ, 3, 12, 2, 2>(v);
         if constexpr (f32) add<T, 2, EQ, 3, 8, 4, 2>(v);
         break;
@@ -645,6 +648,9 @@ int pick_shape(const std::vector<Entry<T>>& v, int eq, int R, const TemporalOpti
       if (v[i].shape.block_y == by && v[i].shape.rows_per_thread == ry && v[i].shape.planes_ahead == pa) return fits(i);
     throw Error(what + ": TIERSIM_TEMPORAL_SHAPE=" + e + " not built (shapes BY,RY,P: " + built + ")");
   }
+  // The first that fits and fuses the steps asked for (any, where none does: the pass refuses).
+  for (int i = 0; i < int(v.size()); ++i)
+    if ((!smem_optin || v[i].shape.smem_bytes <= smem_optin) && v[i].shape.max_steps >= opt.steps) return i;
   for (int i = 0; i < int(v.size()); ++i)
     if (!smem_optin || v[i].shape.smem_bytes <= smem_optin) return i;
   return fits(0);  // throws with the sizes

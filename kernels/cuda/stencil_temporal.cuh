@@ -46,7 +46,7 @@ struct TemporalShape {
 struct TemporalOptions {
   int steps = 0;    // fused steps of this pass, 1..max_steps; 0: temporal_default_steps
   int shape = -1;   // index into temporal_shapes(); -1: TIERSIM_TEMPORAL_SHAPE=BY,RY,P if set, else the
-                    // first shape that fits the device's shared memory (the default)
+                    // first shape that fits the device's shared memory and fuses `steps` (the default)
   int z_chunk = 0;  // output planes per block; 0: chosen from the SM count (waves x planes per block)
   // Planes beside the grid in z that hold a neighbour's values at time t (below plane 0 and from
   // plane nz on: a rank's slab and the planes exchanged with the ranks beside it, or a z range of
