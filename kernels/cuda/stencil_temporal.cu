@@ -79,11 +79,12 @@
 // of H0 x 512 B; at R = 4 one region of 32 rows takes 176-208 KB, so one block per SM.
 //
 // Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted; XR: exchange rings):
-//   R = 1, TMAX 4: 12 x 2, D 2 (default, XR; 132 / 168 KB): 161 / 163 registers, no spills;
+//   R = 1, TMAX 3: 16 x 2, D 2 (default in fp32, XR; 144 / 192 KB): 125 / 127 registers, no spills;
+//          TMAX 4: 12 x 2, D 2 (default in fp64, and for T = 4; XR; 132 / 168 KB): 161 / 163, no spills;
 //                  8 x 4, D 2 (XR; 176 / 224 KB): 254 / 255, wave 4 B spilled; 16 x 2 (heat, XR):
 //                  128, 152 B spilled;
-//   R = 2, TMAX 2: 16 x 2, D 2 (default in fp32; 128 / 176 KB): 128 / 128, wave 8 B spilled;
-//          TMAX 3: 12 x 2, D 2 (default in fp64, and for T = 3; 108 / 144 KB): 168 / 168, no spills;
+//   R = 2, TMAX 2: 16 x 2, D 2 (default; 128 / 176 KB): 128 / 128, wave 8 B spilled (fp64: heat 8 B);
+//          TMAX 3: 12 x 2, D 2 (for T = 3; 108 / 144 KB): 168 / 168, no spills;
 //                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 60 B, wave 8 B spilled;
 //   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; 156 / 156 KB): 168 / 168, heat 96 B spilled;
 //   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 1160 / 1024 B spilled;
@@ -97,14 +98,18 @@
 // the outer rows of level 1 passed on through a shared delay ring of R + 1 planes.
 //
 // How many steps (temporal_default_steps): T = 4 at R = 1, 2 at R = 2..4 and for Gray-Scott
-// (two fields: twice the queues), clamped by the shape's TMAX, lowered to 2 where the
+// (two fields: twice the queues), clamped by the default shape's TMAX (3 for fp32 at R = 1: the
+// 16-warp shape fusing 3 steps beat 12 warps fusing 4, H200, heat 0.2427 against 0.2593 ms per step,
+// the wave 0.2929 against 0.3229; at R = 2 16 warps fusing 2 beat 12, heat 0.3664 against 0.4515,
+// in fp64 0.7683 against 0.9241), lowered to 2 where the
 // whole state fits in half the device's L2 (the single-step kernels then run from L2 and the
 // redundant work weighs more), and while less than a quarter of the region would be output.
 // Why these: the queue registers grow as (T - 1)(2R + 1), the output share of a 24-row region as
 // 1 - 2 T R / 24 (R = 1: 0.67 at T = 4, 0.58 at T = 5; R = 2: 0.5 at T = 3, 0.33 at T = 4), while
 // the DRAM bytes per step fall as 2 / T: past these T the redundant work and the queues cost more
 // than the bytes saved (measured, 512^3 on an H200: R = 1 T = 2, 3, 4 0.286, 0.290, 0.278 ms per
-// step; R = 2 T = 2, 3 0.452, 0.502 ms). The shape: the first that fits the device's shared memory per block; the
+// step; R = 2 T = 2, 3 0.452, 0.502 ms; 12 x 2 shapes). The shape: the first that fits the device's
+// shared memory per block and fuses the steps asked for; the
 // z chunk: from the SM count and the occupancy (waves x planes per block, as the ring kernel).
 // base/hd.hpp gives nvcc's host pass GCC's "#pragma GCC unroll", which nvcc's front end does not
 // know (warning 1675, from kernels/physics/stencil.hpp; stencil_cuda.cu shows it too): not ours.
@@ -575,13 +580,15 @@ void build_entries(std::vector<Entry<T>>& v, int R) {
   } else {
     switch (R) {
       case 1:
+        // fp32: 16 x 2 fusing at most 3 steps (127 registers, 16 warps per SM) before 12 x 2 of 4.
+        if constexpr (f32) add<T, 1, EQ, 3, 16, 2, 2>(v);
         add<T, 1, EQ, 4, 12, 2, 2>(v);
         if constexpr (f32 || EQ == kHeat) add<T, 1, EQ, 4, 8, 4, 2>(v);
         if constexpr (f32 && EQ == kHeat) add<T, 1, EQ, 4, 16, 2, 2>(v);
         break;
       case 2:
-        // fp32: 16 x 2 fusing at most 2 steps (128 registers, 16 warps per SM) before 12 x 2 of 3.
-        if constexpr (f32) add<T, 2, EQ, 2, 16, 2, 2>(v);
+        // 16 x 2 fusing at most 2 steps (128 registers, 16 warps per SM) before 12 x 2 of 3.
+        add<T, 2, EQ, 2, 16, 2, 2>(v);
         add<T, 2, EQ, 3, 12, 2, 2>(v);
         if constexpr (f32) add<T, 2, EQ, 3, 8, 4, 2>(v);
         break;
@@ -644,8 +651,13 @@ int pick_shape(const std::vector<Entry<T>>& v, int eq, int R, const TemporalOpti
     int by = 0, ry = 0, pa = 0;
     if (std::sscanf(e, "%d,%d,%d", &by, &ry, &pa) != 3)
       throw Error(std::string("TIERSIM_TEMPORAL_SHAPE must be BY,RY,P, not '") + e + "'");
+    int match = -1;  // the first of that shape that fuses the steps asked for, else the first of that shape
     for (int i = 0; i < int(v.size()); ++i)
-      if (v[i].shape.block_y == by && v[i].shape.rows_per_thread == ry && v[i].shape.planes_ahead == pa) return fits(i);
+      if (v[i].shape.block_y == by && v[i].shape.rows_per_thread == ry && v[i].shape.planes_ahead == pa) {
+        if (v[i].shape.max_steps >= opt.steps) return fits(i);
+        if (match < 0) match = i;
+      }
+    if (match >= 0) return fits(match);
     throw Error(what + ": TIERSIM_TEMPORAL_SHAPE=" + e + " not built (shapes BY,RY,P: " + built + ")");
   }
   // The first that fits and fuses the steps asked for (any, where none does: the pass refuses).

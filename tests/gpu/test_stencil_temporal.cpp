@@ -572,22 +572,29 @@ TEST(StencilTemporalDriver, FillsTheCostModel) {
   tmp.upload(0, initial_field(p, 0, 1));
   cuda::TemporalOptions one_chunk;
   one_chunk.z_chunk = p.nz;  // the re-read planes of many short chunks would dominate this small grid
-  const int T_ = tmp.pass(4, one_chunk);
-  ASSERT_EQ(T_, 4);
+  // 3 steps: the default shape (fp32, R = 1: 16 x 2 fusing at most 3), named without its shape.
+  const int T_ = tmp.pass(3, one_chunk);
+  ASSERT_EQ(T_, 3);
   const KernelRecord& r = tmp.record();
   const double pts = double(p.points());
-  EXPECT_EQ(r.kernel, "stencil_heat_temporal_r1_t4");
-  EXPECT_DOUBLE_EQ(r.bytes_compulsory, 4 * stencil_compulsory_bytes(p, sizeof(float)));
-  EXPECT_DOUBLE_EQ(r.work, 4 * pts);
-  EXPECT_DOUBLE_EQ(r.flops, 4 * stencil_flops_per_point(p) * pts);
+  EXPECT_EQ(r.kernel, "stencil_heat_temporal_r1_t3");
+  EXPECT_DOUBLE_EQ(r.bytes_compulsory, 3 * stencil_compulsory_bytes(p, sizeof(float)));
+  EXPECT_DOUBLE_EQ(r.work, 3 * pts);
+  EXPECT_DOUBLE_EQ(r.flops, 3 * stencil_flops_per_point(p) * pts);
   EXPECT_EQ(r.work_unit, "points");
   EXPECT_GE(r.bytes_modelled, 2 * pts * sizeof(float));
   EXPECT_LT(r.bytes_modelled, 4 * pts * sizeof(float)) << "halo re-reads beyond the model's reach";
-  // The default step count: 4 at R = 1 on a grid larger than half the L2 (the L2 rule caps at 2).
+  // 4 steps: the first shape that fuses 4 (12 x 2), named with its shape.
+  ASSERT_EQ(tmp.pass(4, one_chunk), 4);
+  EXPECT_EQ(tmp.record().kernel, "stencil_heat_temporal_r1_t4_by12_ry2_p2");
+  EXPECT_DOUBLE_EQ(tmp.record().bytes_compulsory, 4 * stencil_compulsory_bytes(p, sizeof(float)));
+  // The default step count at R = 1 on a grid larger than half the L2 (the L2 rule caps at 2): 4,
+  // clamped by the default shape (fp32: 16 x 2 fusing 3).
   const DeviceInfo d = query_device();
   const StencilProblem big = problem(Equation::Heat, 1, 512, 512, 512, Boundary::Periodic);
   if (std::size_t(big.points()) * 4 * 2 > d.l2_bytes) {
-    EXPECT_EQ(cuda::temporal_default_steps(Equation::Heat, 1, false, 512, 512, 512), 4);
+    EXPECT_EQ(cuda::temporal_default_steps(Equation::Heat, 1, false, 512, 512, 512), 3);
+    EXPECT_EQ(cuda::temporal_default_steps(Equation::Heat, 1, true, 512, 512, 512), 4);
   }
   EXPECT_EQ(cuda::temporal_default_steps(Equation::Heat, 4, false, 512, 512, 512), 2);
 }
