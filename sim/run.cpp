@@ -567,12 +567,15 @@ RunResult run_case(const RunOptions& options) {
     }
     // The steps up to the next one whose state is looked at (diagnostics, snapshot, checkpoint,
     // the end, a profiled step): a strategy that fuses steps (--tiling temporal) may take them
-    // in one pass; the others take one.
+    // in one pass; the others take one. Without state output (--no-snapshots) the snapshot and
+    // checkpoint steps look at nothing, and a pass may run past them.
     auto to_next = [&](std::int64_t every) { return every > 0 ? every - step % every : steps - step; };
-    std::int64_t horizon = std::min({steps - step, to_next(diag_every), to_next(snap_every), to_next(ckpt_every)});
+    const std::int64_t snap_stop = o.state_output ? snap_every : 0, ckpt_stop = o.state_output ? ckpt_every : 0;
+    std::int64_t horizon = std::min({steps - step, to_next(diag_every), to_next(snap_stop), to_next(ckpt_stop)});
     if (inject_nan_at > step) horizon = std::min(horizon, inject_nan_at - step);
     if (counters) horizon = 1;
     set_telemetry_step(step + 1);
+    const std::int64_t before = step;
     {
       TraceRange range("step");
       timed(wall.host_queuing, [&] { step += model->advance(dt, horizon); });
@@ -590,10 +593,11 @@ RunResult run_case(const RunOptions& options) {
     bool stop = false;
     timed(wall.host_agreeing, [&] { stop = agree_on_stop(queue); });
     const bool last = step == steps || stop;
-    const bool snap = (snap_every > 0 && step % snap_every == 0) || last;
+    // A cadence's step was reached by this advance (or run past: above).
+    auto reached = [&](std::int64_t every) { return every > 0 && step / every != before / every; };
+    const bool snap = reached(snap_every) || last;
     const bool diag = step % diag_every == 0 || last;
-    const bool ckpt =
-        snap ? ckpt_every == 0 || step % ckpt_every == 0 || last : ckpt_every > 0 && step % ckpt_every == 0;
+    const bool ckpt = snap ? ckpt_every == 0 || reached(ckpt_every) || last : reached(ckpt_every);
     // A snapshot or checkpoint to stage: the state is checked first (and the diagnostics read).
     const bool output_now = o.state_output && (snap || ckpt);
     const bool behind = diag && !output_now && !last && model->queues_observations();
