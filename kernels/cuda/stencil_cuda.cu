@@ -267,10 +267,11 @@ class StencilCuda final : public StencilEngine {
     x_halos_current_ = x_images_written_;
   }
 
-  // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh); a single
-  // step where only one is wanted (the single-step kernel of --tiling shared).
+  // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh), a pass of
+  // one where only one is wanted (the single-step kernels, never launched then, would be loaded
+  // in the middle of the run: 0.09 s of a 2,000-step heat run at 512^3 on an H100).
   int advance(double dt, int max_steps) override {
-    if (!temporal_ || max_steps < 2) {
+    if (!temporal_ || max_steps < 1) {
       step(dt);
       return 1;
     }
