@@ -87,9 +87,7 @@ class StencilCuda final : public StencilEngine {
       fused_ = t.temporal_steps > 0
                    ? t.temporal_steps
                    : cuda::temporal_default_steps(p.equation, p.radius, sizeof(T) == 8, p.nx, p.ny, nz_all, opt);
-      int most = 0;  // over the built shapes (the driver takes one that fuses as many)
-      for (const cuda::TemporalShape& sh : cuda::temporal_shapes(p.equation, p.radius, sizeof(T) == 8))
-        most = std::max(most, sh.max_steps);
+      const int most = cuda::temporal_max_steps(p.equation, p.radius, sizeof(T) == 8);
       if (fused_ < 1 || fused_ > most)
         throw Error("stencil.temporal_steps = " + std::to_string(fused_) + ": the temporal kernel for " + Eq::kName +
                     " at R = " + std::to_string(p.radius) + " fuses 1.." + std::to_string(most) + " steps");

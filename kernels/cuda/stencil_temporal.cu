@@ -642,6 +642,16 @@ int pick_shape(const std::vector<Entry<T>>& v, int eq, int R, const TemporalOpti
                   " B of shared memory per block, the device allows " + std::to_string(smem_optin));
     return i;
   };
+  // The first shape `accept` takes that fuses the steps asked for, else the first it takes; -1: none.
+  auto first = [&](auto accept) {
+    int any = -1;
+    for (int i = 0; i < int(v.size()); ++i)
+      if (accept(v[i].shape)) {
+        if (v[i].shape.max_steps >= opt.steps) return i;
+        if (any < 0) any = i;
+      }
+    return any;
+  };
   if (opt.shape >= 0) {
     if (opt.shape >= int(v.size()))
       throw Error(what + ": shape index " + std::to_string(opt.shape) + " not built (shapes BY,RY,P: " + built + ")");
@@ -651,21 +661,14 @@ int pick_shape(const std::vector<Entry<T>>& v, int eq, int R, const TemporalOpti
     int by = 0, ry = 0, pa = 0;
     if (std::sscanf(e, "%d,%d,%d", &by, &ry, &pa) != 3)
       throw Error(std::string("TIERSIM_TEMPORAL_SHAPE must be BY,RY,P, not '") + e + "'");
-    int match = -1;  // the first of that shape that fuses the steps asked for, else the first of that shape
-    for (int i = 0; i < int(v.size()); ++i)
-      if (v[i].shape.block_y == by && v[i].shape.rows_per_thread == ry && v[i].shape.planes_ahead == pa) {
-        if (v[i].shape.max_steps >= opt.steps) return fits(i);
-        if (match < 0) match = i;
-      }
+    const int match = first(
+        [&](const TemporalShape& sh) { return sh.block_y == by && sh.rows_per_thread == ry && sh.planes_ahead == pa; });
     if (match >= 0) return fits(match);
     throw Error(what + ": TIERSIM_TEMPORAL_SHAPE=" + e + " not built (shapes BY,RY,P: " + built + ")");
   }
-  // The first that fits and fuses the steps asked for (any, where none does: the pass refuses).
-  for (int i = 0; i < int(v.size()); ++i)
-    if ((!smem_optin || v[i].shape.smem_bytes <= smem_optin) && v[i].shape.max_steps >= opt.steps) return i;
-  for (int i = 0; i < int(v.size()); ++i)
-    if (!smem_optin || v[i].shape.smem_bytes <= smem_optin) return i;
-  return fits(0);  // throws with the sizes
+  // The first that fits the device (where none fuses the steps asked for, the pass refuses them).
+  const int i = first([&](const TemporalShape& sh) { return !smem_optin || sh.smem_bytes <= smem_optin; });
+  return fits(i >= 0 ? i : 0);  // none fits: throws with the sizes
 }
 
 // x halo of a pass of T steps: T R rounded up to whole 16-byte vectors (the region's loads and
@@ -714,6 +717,12 @@ std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64) {
   else
     for (const auto& e : entries<float>(eq_index(eq), R)) s.push_back(e.shape);
   return s;
+}
+
+int temporal_max_steps(Equation eq, int R, bool fp64) {
+  int most = 0;
+  for (const TemporalShape& sh : temporal_shapes(eq, R, fp64)) most = std::max(most, sh.max_steps);
+  return most;
 }
 
 int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz, const TemporalOptions& opt) {

@@ -58,6 +58,9 @@ struct TemporalOptions {
 // The shapes built for an equation, radius and precision, the default first. Empty where the
 // equation and radius have no temporal kernel (Gray-Scott beyond R = 1).
 std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64);
+// The most steps a pass fuses: the largest max_steps of the built shapes (a pass takes the first
+// shape that fuses the steps asked for); 0 where none is built.
+int temporal_max_steps(Equation eq, int R, bool fp64);
 
 // The steps a pass fuses when TemporalOptions::steps is 0, for an nx x ny x nz grid (see the
 // derivation in stencil_temporal.cu: 4 at R = 1, 2 at R = 2..4, clamped by the
