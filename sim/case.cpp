@@ -252,7 +252,21 @@ void check_case_text(const std::string& text, const std::string& source) {
       case State::MultiBasic:
         if (ch == '\\') {
           if (i + 1 < n && static_cast<unsigned char>(text[i + 1]) >= 0x80) fail("invalid escape sequence");
-          ++i;  // the escaped character (a newline after it is handled below)
+          // A backslash before whitespace in a multi-line string (a line-ending backslash): toml++
+          // skips the whitespace and line breaks that follow and tests the first other character
+          // for whitespace, which must not be a non-ASCII one.
+          std::size_t j = i + 1;
+          while (st == State::MultiBasic && j < n &&
+                 (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
+            ++j;
+          if (j > i + 1) {
+            for (std::size_t k = i + 1; k < j; ++k) line += text[k] == '\n';
+            if (j < n && static_cast<unsigned char>(text[j]) >= 0x80)
+              fail("non-ASCII character after a line-ending backslash");
+            i = j - 1;
+            continue;
+          }
+          ++i;  // the escaped character
           if (i < n && text[i] == '\n') ++line;
           continue;
         }

@@ -119,7 +119,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"non-ascii escape",
                 base + "title = \"\\\xc3\xa9\"\n",
                 {},
-                "case.toml:4: syntax error: invalid escape sequence"}),
+                "case.toml:4: syntax error: invalid escape sequence"},
+        BadCase{"non-ascii after a line-ending backslash",
+                base + "title = \"\"\"a\\ \n  \xc3\xa9\"\"\"\n",
+                {},
+                "case.toml:5: syntax error: non-ASCII character after a line-ending backslash"}),
     [](const ::testing::TestParamInfo<BadCase>& i) {
       std::string s = i.param.what;
       for (auto& ch : s)
@@ -131,6 +135,9 @@ TEST(CaseFile, NonAsciiInsideStringsAndCommentsIsFine) {
   const Case c =
       Case::parse(base + "title = \"caf\xc3\xa9 # not a comment\"  # commentaire \xc3\xa9t\xc3\xa9\n", "case.toml");
   EXPECT_EQ(c.get_string("run.title"), "caf\xc3\xa9 # not a comment");
+  // A line-ending backslash before ASCII text, then non-ASCII text, in a multi-line string.
+  const Case m = Case::parse(base + "title = \"\"\"a\\\n  b\xc3\xa9\"\"\"\n", "case.toml");
+  EXPECT_EQ(m.get_string("run.title"), "ab\xc3\xa9");
 }
 
 TEST(CaseFile, MissingFileNamesThePath) {
