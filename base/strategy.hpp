@@ -22,7 +22,7 @@ enum class Precision { Fp32, Fp64 };
 enum class Tiling { None, Shared, Temporal };
 enum class CoeffSpace { Constant, Global };
 enum class L2Persist { Off, On };
-enum class Transport { Auto, Nccl, Mpi };
+enum class Transport { Auto, Nccl, Ipc, Mpi };
 
 // Which models a flag changes (a flag that changes neither kernel of a model is left out of
 // that model's strategy label).
@@ -131,9 +131,14 @@ struct Flag<Transport> {
   static constexpr Transport fallback = Transport::Auto;
   static constexpr unsigned models = 0;
   static constexpr bool cpu_honours = false;
-  static constexpr std::array<FlagValue<Transport>, 3> values{{
-      {"auto", Transport::Auto, "nccl where every rank has a GPU of its own, mpi otherwise"},
+  static constexpr std::array<FlagValue<Transport>, 4> values{{
+      {"auto", Transport::Auto,
+       "where every rank has a GPU of its own: ipc on one node (GPUs with peer access), nccl across nodes; mpi "
+       "otherwise"},
       {"nccl", Transport::Nccl, "NCCL, GPU memory to GPU memory, beside the kernels on a stream of its own"},
+      {"ipc", Transport::Ipc,
+       "ranks of one node, a GPU each: the copy engines write the stencil halos into the neighbours' GPU memory "
+       "(CUDA IPC), taking no SM from the kernels; an N-body run goes through nccl"},
       {"mpi", Transport::Mpi, "MPI through pinned host buffers"},
   }};
 };

@@ -183,6 +183,9 @@ RunResult run_case(const RunOptions& options) {
   s.transport = resolve_transport(s.transport, s.backend);
 
   const std::string model_name = c.get_string("run.model");
+  // The copy engines carry a stencil's halo planes between neighbours; N-body's positions go to
+  // every rank, through NCCL (whose communicator resolving to Ipc made).
+  if (s.transport == Transport::Ipc && model_name == "nbody") s.transport = Transport::Nccl;
   const double dt = c.get_float("run.dt");
   const std::int64_t steps = c.get_int("run.steps");
   const std::int64_t snap_every = c.get_int("run.snapshot_every");
@@ -279,9 +282,10 @@ RunResult run_case(const RunOptions& options) {
   });
   comm::broadcast(ceilings, sizeof ceilings);
   // Exchanges between the ranks are rated against their link, measured here between neighbours:
-  // GPU to GPU through NCCL, or host memory to host memory through MPI.
-  const double exchange_gbs =
-      s.transport == Transport::Nccl ? measure_nccl_exchange_gbs() : comm::measure_exchange_gbs();
+  // GPU to GPU through NCCL or the copy engines, or host memory to host memory through MPI.
+  const double exchange_gbs = s.transport == Transport::Nccl  ? measure_nccl_exchange_gbs()
+                              : s.transport == Transport::Ipc ? measure_ipc_exchange_gbs()
+                                                              : comm::measure_exchange_gbs();
   startup_part("bandwidth figures");
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)", ceilings[0]);
   {

@@ -38,13 +38,14 @@ std::string RunBreakdown::text(const std::string& verb, const std::string& conse
       std::snprintf(b, sizeof b, "%.3f / %.3f / %.3f s", x.min, x.median, x.max);
       return std::string(b);
     };
-    const bool nccl = transport == "nccl";
+    const char* how = transport == "nccl"  ? "GPU to GPU through NCCL"
+                      : transport == "ipc" ? "GPU to GPU by the copy engines (CUDA IPC)"
+                                           : "through host memory and MPI";
     std::snprintf(buf, sizeof buf,
                   "  %d ranks, exchanging %s (%.3g GB/s measured between neighbours): communication in rank 0's "
                   "steady state %.3f s on the steps' path (exchanges the kernels waited for) + %.3f s beside the "
                   "kernels (%s)\n",
-                  ranks, nccl ? "GPU to GPU through NCCL" : "through host memory and MPI", exchange_link_gbs,
-                  communication, communication_beside,
+                  ranks, how, exchange_link_gbs, communication, communication_beside,
                   communication_beside > 0 ? "on a stream of their own, beside the halo passes and the interior update"
                                            : "none overlapped");
     s += buf;

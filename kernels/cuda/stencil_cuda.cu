@@ -41,6 +41,7 @@
 #include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/ipc_exchange.hpp"
 #include "kernels/cuda/l2_window.cuh"
 #include "kernels/cuda/launch_timer.hpp"
 #include "kernels/cuda/nccl_comm.cuh"
@@ -127,6 +128,12 @@ class StencilCuda final : public StencilEngine {
     coeffs_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
     coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + kFields * grid_stride_);
     TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_, &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
+    // Ipc: the staging the neighbours write into, for the deepest exchange of every state field.
+    if (s_.transport == Transport::Ipc && p.z_split()) {
+      const std::size_t planes = std::size_t(std::max(1, fused_) * p.radius);
+      ipc_ = std::make_unique<cuda::IpcExchange>(p.rank_below, p.rank_above,
+                                                 std::size_t(kStateFields) * planes * spec_.plane() * sizeof(T));
+    }
     max_blocks_ = 4 * std::max(1, sm_count_) * 8;
     partials_.allocate(sizeof(double) * cuda::kFieldStatsPartials * std::size_t(max_blocks_), "reduction partials");
     // The first step reads group A: that is the hot set until the first update retargets.
@@ -485,13 +492,15 @@ class StencilCuda final : public StencilEngine {
   // The z pass of arena grids grids[0..n) from the neighbouring ranks, on the exchange's stream
   // once the work queued before is done: each grid's boundary planes (R, or `planes`: a temporal
   // pass's T R) to the neighbours' halos, theirs into its halo planes. Nccl: sends and receives between the GPUs,
-  // queued and gone. Mpi: the planes copied down into pinned host memory here; finish_exchange
-  // trades them and copies the neighbours' up. Then the caller queues what does not need the
-  // halos (the interior update) and calls finish_exchange.
+  // queued and gone. Ipc: the copy engines' copies into the neighbours' staging, down on the
+  // exchange's stream and up on a second one (two copy engines at once), queued and gone. Mpi: the planes copied down
+  // into pinned host memory here; finish_exchange trades them and copies the neighbours' up. Then the caller queues
+  // what does not need the halos (the interior update) and calls finish_exchange.
   void start_exchange(const int* grids, int n, int planes = 0) {
     if (planes == 0) planes = p_.radius;
     const std::size_t bytes = std::size_t(planes) * std::size_t(spec_.plane()) * sizeof(T);
     const bool nccl = s_.transport == Transport::Nccl;
+    const bool ipc = s_.transport == Transport::Ipc;
     exchange_.clear();
     for (int i = 0; i < n; ++i) {
       char* dev = static_cast<char*>(grid_base(grids[i]));
@@ -501,7 +510,17 @@ class StencilCuda final : public StencilEngine {
     exchange_bytes_ = bytes;
     TIERSIM_CUDA_CHECK(cudaEventRecord(filled_.get(), stream_), "halo exchange");
     TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(comm_, filled_.get()), "halo exchange");
-    comm_timer_.begin(nccl ? "halo_exchange_nccl" : "halo_exchange_mpi", strategy_);
+    comm_timer_.begin(nccl ? "halo_exchange_nccl" : ipc ? "halo_exchange_ipc" : "halo_exchange_mpi", strategy_);
+    if (ipc) {
+      TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(comm_up_, filled_.get()), "halo exchange");
+      std::vector<const void*> low, high;
+      for (const ZHaloPlanes& z : exchange_) low.push_back(z.low), high.push_back(z.high);
+      ipc_->send(low, high, bytes, comm_, comm_up_);
+      // The exchange's record (on comm_) ends when both directions have.
+      TIERSIM_CUDA_CHECK(cudaEventRecord(sent_up_.get(), comm_up_), "halo exchange");
+      TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(comm_, sent_up_.get()), "halo exchange");
+      return;
+    }
     if (nccl) {
 #ifdef TIERSIM_HAVE_NCCL
       // Per peer, NCCL pairs sends and receives in the order they are posted: every rank posts
@@ -545,11 +564,12 @@ class StencilCuda final : public StencilEngine {
 
   // Ends what start_exchange began (Mpi: the host waits for the planes, trades them over MPI and
   // queues the copies up; the GPU meanwhile runs what was queued since), then makes the engine's
-  // stream wait for the halos: that wait is its own record (communication the kernels did not hide).
+  // stream wait for the halos: that wait is its own record (communication the kernels did not hide;
+  // Ipc: with the copies from the staging into the halo planes).
   void finish_exchange() {
     const std::size_t bytes = exchange_bytes_;
     const int n = int(exchange_.size());
-    if (s_.transport != Transport::Nccl) {
+    if (s_.transport == Transport::Mpi) {
       TIERSIM_CUDA_CHECK(cudaStreamSynchronize(comm_), "halo planes to the neighbouring ranks");
       const std::vector<ZHaloPlanes>& host = exchange_host_;
       (void)exchange_z_halos(p_, host, bytes, strategy_);  // timed here on comm_'s events instead
@@ -571,6 +591,11 @@ class StencilCuda final : public StencilEngine {
     TIERSIM_CUDA_CHECK(cudaEventRecord(exchanged_.get(), comm_), "halo exchange");
     timer_.begin("halo_exchange_wait", strategy_);
     TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, exchanged_.get()), "waiting for the halo exchange");
+    if (ipc_) {
+      std::vector<void*> low_halo, high_halo;
+      for (const ZHaloPlanes& z : exchange_) low_halo.push_back(z.low_halo), high_halo.push_back(z.high_halo);
+      ipc_->receive(low_halo, high_halo, bytes, stream_);
+    }
     KernelRecord& w = timer_.end();
     w.communication = true;
     w.work_unit = "bytes";
@@ -686,6 +711,11 @@ class StencilCuda final : public StencilEngine {
   cudaStream_t comm_ = owned_comm_.get();
   cuda::LaunchTimer comm_timer_{comm_, nullptr, s_.tuning};
   cuda::OwnedEvent filled_, exchanged_, queued_;
+  // Ipc: the copies up on a stream of their own; the event that joins it back to comm_; the staging.
+  cuda::OwnedStream owned_comm_up_{cudaStreamNonBlocking, cuda::OwnedStream::Priority::Highest};
+  cudaStream_t comm_up_ = owned_comm_up_.get();
+  cuda::OwnedEvent sent_up_;
+  std::unique_ptr<cuda::IpcExchange> ipc_;
 };
 
 }  // namespace

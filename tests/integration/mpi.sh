@@ -9,7 +9,7 @@
 # (TIERSIM_TEST_TRANSPORT, default auto). EXCHANGE: the telemetry rows' exchange names (a regex).
 BACKEND=${TIERSIM_TEST_BACKEND:-cpu}
 TRANSPORT=${TIERSIM_TEST_TRANSPORT:-auto}
-EXCHANGE='(mpi|nccl)' 
+EXCHANGE='(mpi|nccl|ipc)'
 require_mpi() {
   command -v mpirun >/dev/null 2>&1 || { echo "SKIP: mpirun not found (scripts/setup installs openmpi-bin)"; exit 77; }
   "$TIERSIM" info 2>/dev/null | grep -q "^ranks: MPI" ||

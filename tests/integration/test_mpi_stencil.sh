@@ -107,7 +107,7 @@ for key in ("ranks_steady_seconds", "ranks_kernel_seconds", "ranks_communication
     if len(s["each_rank"]) != n or min(s["each_rank"]) != s["min"] or max(s["each_rank"]) != s["max"]:
         sys.exit("FAIL: summary.json %s: %s for %d ranks" % (key, s, n))
 comm = w["ranks_communication_seconds"]["max"] + w["ranks_communication_beside_kernels_seconds"]["max"]
-if w["ranks"] != n or w["transport"] not in ("mpi", "nccl") or comm <= 0:
+if w["ranks"] != n or w["transport"] not in ("mpi", "nccl", "ipc") or comm <= 0:
     sys.exit("FAIL: summary.json: ranks %s, transport %s, communication %s s" % (w["ranks"], w["transport"], comm))
 PYEOF
         # Each rank wrote its slab of every step to a part of its own: the step files' fields and the
@@ -150,7 +150,7 @@ if [ "$BACKEND" = cuda ]; then
         { echo "FAIL: $name: one process: $(tail -1 "$WORK/$name-1.log")"; fail=1; continue; }
       for np in $nps; do
         on_ranks $np || continue
-        grep -Eq "^[0-9]*,stencil_${eq}_temporal_r${radius}_t${T}(_zfaces)?," "$dir/telemetry.csv" ||
+        grep -Eq "^[0-9]*,stencil_${eq}_temporal_r${radius}_t${T}[a-z0-9_]*," "$dir/telemetry.csv" ||
           { echo "FAIL: $name: $np ranks: no temporal pass in telemetry.csv"; fail=1; }
         against_one $np ""
       done
