@@ -105,6 +105,9 @@ class StencilEngine {
     step(dt);
     return 1;
   }
+  // The steps a temporal pass fuses when the run allows as many (--tiling temporal); 0 where the
+  // engine runs the single-step kernels.
+  virtual int fused_steps() const { return 0; }
   // Adds `value` to field 0 at interior point (i, j, k) (the wave equation's point source).
   virtual void add_point_value(int i, int j, int k, double value) = 0;
   // Statistics of state field `field` in one pass over it (kernels/physics/equation.hpp), where

@@ -197,6 +197,13 @@ class StencilModel final : public Model {
     d << g_.nx << "x" << g_.ny << "x" << g_.nz << " grid, R = " << g_.radius << " (order " << 2 * g_.radius << "), "
       << (g_.boundary == Boundary::Periodic ? "periodic" : "fixed") << ", " << Eq::kName;
     if (comm::size() > 1) d << ", " << comm::size() << " ranks (z slabs, " << tiersim::name(s_.transport) << ")";
+    if (s_.backend == Backend::Cuda && s_.tiling == Tiling::Temporal) {
+      const int fused = eng_->fused_steps();
+      if (fused > 0)
+        d << ", " << fused << (fused == 1 ? " step" : " steps") << " a temporal pass";
+      else
+        d << ", single steps (a temporal pass would not beat them on this GPU; stencil.temporal_steps asks for one)";
+    }
     describe_ = d.str();
   }
 

@@ -111,16 +111,16 @@ void IpcExchange::receive(const std::vector<void*>& low_halo, const std::vector<
   if (below_ >= 0) {
     TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(s, from_below_[p]), what + ": waiting for the rank below");
     for (std::size_t i = 0; i < low_halo.size(); ++i)
-      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(low_halo[i], staging + slot(p, 0) + i * bytes, bytes,
-                                         cudaMemcpyDeviceToDevice, s),
-                         what + ": planes from the rank below");
+      TIERSIM_CUDA_CHECK(
+          cudaMemcpyAsync(low_halo[i], staging + slot(p, 0) + i * bytes, bytes, cudaMemcpyDeviceToDevice, s),
+          what + ": planes from the rank below");
   }
   if (above_ >= 0) {
     TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(s, from_above_[p]), what + ": waiting for the rank above");
     for (std::size_t i = 0; i < high_halo.size(); ++i)
-      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(high_halo[i], staging + slot(p, 1) + i * bytes, bytes,
-                                         cudaMemcpyDeviceToDevice, s),
-                         what + ": planes from the rank above");
+      TIERSIM_CUDA_CHECK(
+          cudaMemcpyAsync(high_halo[i], staging + slot(p, 1) + i * bytes, bytes, cudaMemcpyDeviceToDevice, s),
+          what + ": planes from the rank above");
   }
 }
 

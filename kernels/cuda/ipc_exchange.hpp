@@ -60,9 +60,9 @@ class IpcExchange {
   int below_, above_;
   std::size_t capacity_;
   DeviceBuffer staging_;
-  void* peer_below_ = nullptr;  // the rank below's staging, mapped here
-  void* peer_above_ = nullptr;  // the rank above's (the same mapping where one rank is both)
-  cudaEvent_t sent_[2][2] = {};  // [parity][0: to below, 1: to above], interprocess
+  void* peer_below_ = nullptr;                           // the rank below's staging, mapped here
+  void* peer_above_ = nullptr;                           // the rank above's (the same mapping where one rank is both)
+  cudaEvent_t sent_[2][2] = {};                          // [parity][0: to below, 1: to above], interprocess
   cudaEvent_t from_below_[2] = {}, from_above_[2] = {};  // the neighbours' sent_ events, opened here
   int k_ = 0;                                            // exchanges so far
 };

@@ -92,6 +92,9 @@ class StencilCuda final : public StencilEngine {
       if (fused_ < 1 || fused_ > most)
         throw Error("stencil.temporal_steps = " + std::to_string(fused_) + ": the temporal kernel for " + Eq::kName +
                     " at R = " + std::to_string(p.radius) + " fuses 1.." + std::to_string(most) + " steps");
+      // Chosen, where fusing would lose to the single step on this device: single steps.
+      if (t.temporal_steps == 0 && !cuda::temporal_pays(p.equation, p.radius, sizeof(T) == 8))
+        temporal_ = false, fused_ = 1;
       // Split over ranks, a pass reads T R planes of each neighbour: the grids get that deep a z
       // halo (zpad_ planes beyond the R of GridSpec on each side), and a slab must hold them.
       if (p.z_split()) {
@@ -141,6 +144,7 @@ class StencilCuda final : public StencilEngine {
   }
 
   const StencilProblem& problem() const override { return p_; }
+  int fused_steps() const override { return temporal_ ? fused_ : 0; }
 
   using StencilEngine::upload;
   void upload(int field, const double* v, std::size_t n) override {
@@ -207,7 +211,7 @@ class StencilCuda final : public StencilEngine {
     // for it (StencilLaunch::wraps; the first step's launch says whether it is): the fill writes
     // no z halo plane then.
     const bool periodic = p_.boundary == Boundary::Periodic;
-    const bool shared_kernels = temporal_ || s_.tiling == Tiling::Shared;
+    const bool shared_kernels = s_.tiling != Tiling::None;
     const bool images = periodic && shared_kernels && x_images_fit();
     const bool wraps = periodic && shared_kernels && wraps_built_ && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
     const int z_sides = wraps ? 0 : p_.local_z_sides();
@@ -230,7 +234,8 @@ class StencilCuda final : public StencilEngine {
     }
     cuda::StencilLaunch<T, Eq> l;
     l.radius = p_.radius;
-    l.tiling = temporal_ ? Tiling::Shared : s_.tiling;  // single steps of --tiling temporal: the shared kernels
+    // Single steps of --tiling temporal: the shared kernels.
+    l.tiling = s_.tiling == Tiling::Temporal ? Tiling::Shared : s_.tiling;
     l.coeffs = s_.coeffs;
     l.tuning = t_;
     l.sm_count = sm_count_;

@@ -67,6 +67,14 @@ int temporal_max_steps(Equation eq, int R, bool fp64);
 // shape and by the device's L2).
 int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz, const TemporalOptions& opt = {});
 
+// Whether fusing steps beats the single-step kernels on this device, for the run's default
+// (stencil.temporal_steps = 0; a step count asked for is always honoured). A pass is bound by the
+// SMs and takes the same time on an H100 and an H200, while the single step follows the memory
+// bandwidth: the speedup measured on the H100 (512^3, 5a88816) scales with the device's copy
+// bandwidth per SM cycle against the H100's, and the run fuses where that predicts a gain. `copy_gbs`:
+// the device's measured copy bandwidth (measure_device_copy_gbs), 0 to measure it here.
+bool temporal_pays(Equation eq, int R, bool fp64, double copy_gbs = 0);
+
 // One pass: reads the fields at time t from `in`, writes them at t + T dt to `out` (T =
 // opt.steps, or the default), and returns T. Fields: heat {u}; wave {u(t), u(t - dt)} in, {u(t + T
 // dt), u(t + (T - 1) dt)} out; Gray-Scott {U, V}. All views share one GridSpec (strides); `out`

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
@@ -38,7 +39,8 @@ void PrintTo(const RunCase& rc, std::ostream* os) {
   *os << rc.equation << " R=" << rc.radius << (rc.fp64 ? " fp64" : " fp32") << (rc.fixed ? " fixed" : " periodic");
 }
 
-std::string case_text(const RunCase& rc, const std::string& tiling) {
+// `steps`: stencil.temporal_steps (0: the engine's choice).
+std::string case_text(const RunCase& rc, const std::string& tiling, int steps = 0) {
   std::string dt = rc.equation == "heat" ? "1.5e-5" : rc.equation == "wave" ? "1e-3" : "0.4";
   std::string t = "[run]\nmodel = \"stencil\"\ndt = " + dt + "\n[strategy]\nbackend = \"cuda\"\nprecision = \"" +
                   std::string(rc.fp64 ? "fp64" : "fp32") + "\"\ntiling = \"" + tiling +
@@ -48,6 +50,7 @@ std::string case_text(const RunCase& rc, const std::string& tiling) {
   if (rc.equation != "gray-scott") t += "boundary_value = 0.25\n";
   if (rc.equation == "gray-scott") t += "length = 37.0\n";
   t += "[stencil]\nequation = \"" + rc.equation + "\"\n";
+  if (steps > 0) t += "temporal_steps = " + std::to_string(steps) + "\n";
   if (rc.equation == "gray-scott" && rc.fixed) t += "[gray_scott]\nboundary_u = 0.7\nboundary_v = 0.2\n";
   // A short wavelet (alive for about 50 of the 100 steps), so that both regimes are exercised.
   if (rc.equation == "wave") t += "[wave]\ninitial = \"source\"\nsource_frequency = 200.0\n";
@@ -76,7 +79,8 @@ TEST_P(TemporalRun, HundredStepsEndWhereSingleStepsEnd) {
   const DeviceInfo d = query_device();
   if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
   const RunCase rc = GetParam();
-  const Case ct = Case::parse(case_text(rc, "temporal"), "temporal.toml");
+  // Passes of 2 (the most every radius fuses; the default may be single steps on this GPU).
+  const Case ct = Case::parse(case_text(rc, "temporal", 2), "temporal.toml");
   const Case cs = Case::parse(case_text(rc, "shared"), "shared.toml");
   auto temporal = make_stencil_model(ct, strategy_from_case(ct));
   auto single = make_stencil_model(cs, strategy_from_case(cs));
@@ -128,6 +132,36 @@ std::string run_case_name(const ::testing::TestParamInfo<RunCase>& i) {
 
 INSTANTIATE_TEST_SUITE_P(Equations, TemporalRun, ::testing::ValuesIn(run_cases()), run_case_name);
 
+// stencil.temporal_steps = 0: passes where cuda::temporal_pays says fusing beats the single step
+// on this GPU (heat R = 1 fp32 on an H100 and an H200), the single-step kernels where it does not
+// (R = 4 on both); either way the steps end where --tiling shared's end, bit for bit.
+TEST(TemporalRunDefault, FusesWhereThePassPays) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
+  for (int R : {1, 2, 3, 4}) {
+    const RunCase rc{"heat", R, false, false};
+    const Case ct = Case::parse(case_text(rc, "temporal"), "temporal.toml");
+    const Case cs = Case::parse(case_text(rc, "shared"), "shared.toml");
+    auto temporal = make_stencil_model(ct, strategy_from_case(ct));
+    auto single = make_stencil_model(cs, strategy_from_case(cs));
+    const double dt = ct.get_float("run.dt");
+    const bool pays = cuda::temporal_pays(Equation::Heat, R, false);
+    if (R == 4) EXPECT_FALSE(pays) << "fusing at R = 4 measured 0.15-0.23x on an H100";
+    for (int done = 0; done < 20;) done += int(temporal->advance(dt, 20 - done));
+    for (int i = 0; i < 20; ++i) single->step(dt);
+    bool saw_temporal_kernel = false;
+    for (const KernelRecord& r : temporal->take_records())
+      saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
+    EXPECT_EQ(saw_temporal_kernel, pays) << "R = " << R;
+    const bool said = temporal->describe().find(pays ? "steps a temporal pass" : "single steps") != std::string::npos;
+    EXPECT_TRUE(said) << temporal->describe();
+    const ModelState a = temporal->save_state(), b = single->save_state();
+    ASSERT_EQ(a.arrays.size(), b.arrays.size());
+    for (std::size_t f = 0; f < a.arrays.size(); ++f)
+      EXPECT_TRUE(a.arrays[f].second == b.arrays[f].second) << a.arrays[f].first << ", R = " << R;
+  }
+}
+
 // An equation the temporal kernels are not built for, or a fused-step count they cannot take, is
 // refused in one line when the model is made.
 TEST(TemporalRunRefusals, UnbuiltRadiusAndTooManySteps) {
@@ -142,7 +176,7 @@ TEST(TemporalRunRefusals, UnbuiltRadiusAndTooManySteps) {
     EXPECT_NE(std::string(e.what()).find("no temporally blocked kernel"), std::string::npos) << e.what();
   }
   RunCase heat{"heat", 4, false, false};
-  const Case c2 = Case::parse(case_text(heat, "temporal") + "temporal_steps = 8\n", "heat.toml");
+  const Case c2 = Case::parse(case_text(heat, "temporal", 8), "heat.toml");
   try {
     (void)make_stencil_model(c2, strategy_from_case(c2));
     ADD_FAILURE() << "8 fused steps at R = 4 were accepted";
