@@ -1,6 +1,7 @@
 // kernels/cuda/ipc_exchange.hpp: the staging, its mapping into the neighbours and the notices.
 #include "kernels/cuda/ipc_exchange.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "base/comm.hpp"
@@ -78,24 +79,21 @@ IpcExchange::~IpcExchange() {
 void IpcExchange::send(const std::vector<const void*>& low, const std::vector<const void*>& high, std::size_t bytes,
                        cudaStream_t down, cudaStream_t up) {
   const std::string what = "halo exchange (--transport ipc)";
-  if (low.size() * bytes > capacity_ || high.size() * bytes > capacity_)
-    throw Error(what + ": " + std::to_string(low.size()) + " x " + format_bytes(double(bytes)) +
-                " exceed the staging of " + format_bytes(double(capacity_)));
+  const std::size_t most = std::max(low.size(), high.size()) * bytes;
+  if (most > capacity_)
+    throw Error(what + ": " + format_bytes(double(most)) + " exceed the staging of " + format_bytes(double(capacity_)));
   const int p = k_ % 2;
-  if (below_ >= 0) {
-    char* dst = static_cast<char*>(peer_below_) + slot(p, 1);  // the rank below's "from above"
-    for (std::size_t i = 0; i < low.size(); ++i)
-      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dst + i * bytes, low[i], bytes, cudaMemcpyDeviceToDevice, down),
-                         what + ": planes to the rank below");
-    TIERSIM_CUDA_CHECK(cudaEventRecord(sent_[p][0], down), what);
-  }
-  if (above_ >= 0) {
-    char* dst = static_cast<char*>(peer_above_) + slot(p, 0);  // the rank above's "from below"
-    for (std::size_t i = 0; i < high.size(); ++i)
-      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dst + i * bytes, high[i], bytes, cudaMemcpyDeviceToDevice, up),
-                         what + ": planes to the rank above");
-    TIERSIM_CUDA_CHECK(cudaEventRecord(sent_[p][1], up), what);
-  }
+  // The planes to one neighbour, into its staging slot `side`, then the event it waits on.
+  const auto copy = [&](const std::vector<const void*>& src, void* peer, int side, cudaStream_t s, cudaEvent_t sent,
+                        const std::string& to) {
+    char* dst = static_cast<char*>(peer) + slot(p, side);
+    for (std::size_t i = 0; i < src.size(); ++i)
+      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(dst + i * bytes, src[i], bytes, cudaMemcpyDeviceToDevice, s),
+                         what + ": planes to the rank " + to);
+    TIERSIM_CUDA_CHECK(cudaEventRecord(sent, s), what);
+  };
+  if (below_ >= 0) copy(low, peer_below_, 1, down, sent_[p][0], "below");  // the rank below's "from above"
+  if (above_ >= 0) copy(high, peer_above_, 0, up, sent_[p][1], "above");   // the rank above's "from below"
 }
 
 void IpcExchange::receive(const std::vector<void*>& low_halo, const std::vector<void*>& high_halo, std::size_t bytes,
@@ -107,21 +105,16 @@ void IpcExchange::receive(const std::vector<void*>& low_halo, const std::vector<
   char out = 1, in_below = 0, in_above = 0;
   comm::sendrecv(&out, 1, above_, &in_below, 1, below_, kNoticeTag);
   comm::sendrecv(&out, 1, below_, &in_above, 1, above_, kNoticeTag);
-  const char* staging = staging_.as<char>();
-  if (below_ >= 0) {
-    TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(s, from_below_[p]), what + ": waiting for the rank below");
-    for (std::size_t i = 0; i < low_halo.size(); ++i)
-      TIERSIM_CUDA_CHECK(
-          cudaMemcpyAsync(low_halo[i], staging + slot(p, 0) + i * bytes, bytes, cudaMemcpyDeviceToDevice, s),
-          what + ": planes from the rank below");
-  }
-  if (above_ >= 0) {
-    TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(s, from_above_[p]), what + ": waiting for the rank above");
-    for (std::size_t i = 0; i < high_halo.size(); ++i)
-      TIERSIM_CUDA_CHECK(
-          cudaMemcpyAsync(high_halo[i], staging + slot(p, 1) + i * bytes, bytes, cudaMemcpyDeviceToDevice, s),
-          what + ": planes from the rank above");
-  }
+  // Once a neighbour's copies are in, from staging slot `side` into the halo planes.
+  const auto unpack = [&](const std::vector<void*>& halo, cudaEvent_t sent, int side, const std::string& from) {
+    TIERSIM_CUDA_CHECK(cudaStreamWaitEvent(s, sent), what + ": waiting for the rank " + from);
+    const char* src = staging_.as<char>() + slot(p, side);
+    for (std::size_t i = 0; i < halo.size(); ++i)
+      TIERSIM_CUDA_CHECK(cudaMemcpyAsync(halo[i], src + i * bytes, bytes, cudaMemcpyDeviceToDevice, s),
+                         what + ": planes from the rank " + from);
+  };
+  if (below_ >= 0) unpack(low_halo, from_below_[p], 0, "below");
+  if (above_ >= 0) unpack(high_halo, from_above_[p], 1, "above");
 }
 
 }  // namespace tiersim::cuda
