@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
-#include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
+
+#if TIERSIM_HAVE_CUDA
+#include "kernels/cuda/stencil_temporal.cuh"
+#endif
 
 using namespace tiersim;
 
@@ -136,6 +139,9 @@ INSTANTIATE_TEST_SUITE_P(Equations, TemporalRun, ::testing::ValuesIn(run_cases()
 // on this GPU (heat R = 1 fp32 on an H100 and an H200), the single-step kernels where it does not
 // (R = 4 on both); either way the steps end where --tiling shared's end, bit for bit.
 TEST(TemporalRunDefault, FusesWhereThePassPays) {
+#if !TIERSIM_HAVE_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
   const DeviceInfo d = query_device();
   if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
   for (int R : {1, 2, 3, 4}) {
@@ -160,6 +166,7 @@ TEST(TemporalRunDefault, FusesWhereThePassPays) {
     for (std::size_t f = 0; f < a.arrays.size(); ++f)
       EXPECT_TRUE(a.arrays[f].second == b.arrays[f].second) << a.arrays[f].first << ", R = " << R;
   }
+#endif
 }
 
 // An equation the temporal kernels are not built for, or a fused-step count they cannot take, is

@@ -219,19 +219,21 @@ else
   echo "FAIL: --format vtk on 2 ranks: exit $rc: $out"
   fail=1
 fi
-# --transport nccl on the CPU backend: one line naming the problem, no run directory.
+# --transport nccl or ipc on the CPU backend: one line naming the problem, no run directory.
 if [ "$BACKEND" = cpu ]; then
-  out=$(run_mpi 2 "$TIERSIM" run cases/heat.toml --backend cpu --transport nccl --set grid.n=8 --steps 2 -q \
-    --out "$WORK/nccl-cpu" 2>&1)
-  rc=$?
-  got=$(printf '%s\n' "$out" | grep '^tiersim')
-  if [ $rc != 0 ] && [ "$(printf '%s\n' "$got" | wc -l)" = 1 ] && [ ! -e "$WORK/nccl-cpu" ] &&
-    [[ "$got" == "tiersim: error: --transport nccl: the CPU backend exchanges through MPI"* ]]; then
-    echo "ok: --transport nccl refused on the CPU backend: $got"
-  else
-    echo "FAIL: --transport nccl on the CPU backend: exit $rc: $out"
-    fail=1
-  fi
+  for tr in nccl ipc; do
+    out=$(run_mpi 2 "$TIERSIM" run cases/heat.toml --backend cpu --transport $tr --set grid.n=8 --steps 2 -q \
+      --out "$WORK/$tr-cpu" 2>&1)
+    rc=$?
+    got=$(printf '%s\n' "$out" | grep '^tiersim')
+    if [ $rc != 0 ] && [ "$(printf '%s\n' "$got" | wc -l)" = 1 ] && [ ! -e "$WORK/$tr-cpu" ] &&
+      [[ "$got" == "tiersim: error: --transport $tr: the CPU backend exchanges through MPI"* ]]; then
+      echo "ok: --transport $tr refused on the CPU backend: $got"
+    else
+      echo "FAIL: --transport $tr on the CPU backend: exit $rc: $out"
+      fail=1
+    fi
+  done
 fi
 [ $fail = 0 ] && echo PASS
 exit $fail
