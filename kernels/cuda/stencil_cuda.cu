@@ -92,9 +92,13 @@ class StencilCuda final : public StencilEngine {
       if (fused_ < 1 || fused_ > most)
         throw Error("stencil.temporal_steps = " + std::to_string(fused_) + ": the temporal kernel for " + Eq::kName +
                     " at R = " + std::to_string(p.radius) + " fuses 1.." + std::to_string(most) + " steps");
-      // Chosen, where fusing would lose to the single step on this device: single steps.
-      if (t.temporal_steps == 0 && !cuda::temporal_pays(p.equation, p.radius, sizeof(T) == 8))
-        temporal_ = false, fused_ = 1;
+      // Chosen, where fusing would lose to the single step on this device: single steps. A grid
+      // split over ranks fuses only where every rank's device would (they exchange alike).
+      if (t.temporal_steps == 0) {
+        bool pays = cuda::temporal_pays(p.equation, p.radius, sizeof(T) == 8);
+        if (p.z_split()) pays = comm::min(std::int64_t(pays ? 1 : 0)) == 1;
+        if (!pays) temporal_ = false, fused_ = 1;
+      }
       // Split over ranks, a pass reads T R planes of each neighbour: the grids get that deep a z
       // halo (zpad_ planes beyond the R of GridSpec on each side), and a slab must hold them.
       if (p.z_split()) {

@@ -741,7 +741,7 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 namespace {
 // The pass's speedup over the whole single step (update and halo fill), measured at 512^3 on an
 // NVIDIA H100 80GB HBM3 (commit 5a88816; R = 3, 4 and Gray-Scott fe3bb41): docs/performance.md,
-// "Temporal blocking". -1: any equation and precision at that radius (the least measured there).
+// "Temporal blocking".
 struct MeasuredGain {
   int eq, R, fp64;
   double speedup;
@@ -749,14 +749,14 @@ struct MeasuredGain {
 constexpr MeasuredGain kH100Gains[] = {
     {kHeat, 1, 0, 1.79}, {kHeat, 2, 0, 1.26}, {kHeat, 3, 0, 0.75},      {kHeat, 4, 0, 0.23}, {kWave, 1, 0, 1.99},
     {kWave, 2, 0, 1.24}, {kWave, 4, 0, 0.15}, {kHeat, 1, 1, 1.45},      {kHeat, 2, 1, 1.17}, {kHeat, 4, 1, 0.23},
-    {kWave, 1, 1, 1.88}, {kWave, 2, 1, 1.34}, {kGrayScott, 1, 0, 1.29}, {-1, 3, -1, 0.75},   {-1, 4, -1, 0.15},
+    {kWave, 1, 1, 1.88}, {kWave, 2, 1, 1.34}, {kGrayScott, 1, 0, 1.29},
 };
 // The H100's copy bandwidth per SM cycle: 2,795 GB/s in process (2,782-2,809) over 132 SMs at
 // 1.98 GHz, bytes per SM per cycle.
 constexpr double kH100BytesPerSmCycle = 2795.0 / (132 * 1.98);
 }  // namespace
 
-bool temporal_pays(Equation eq, int R, bool fp64, double copy_gbs) {
+bool temporal_pays(Equation eq, int R, bool fp64) {
   const int e = eq_index(eq);
   double gain = -1;
   for (const MeasuredGain& g : kH100Gains)
@@ -766,8 +766,8 @@ bool temporal_pays(Equation eq, int R, bool fp64, double copy_gbs) {
       if (g.R == R) gain = gain < 0 ? g.speedup : std::min(gain, g.speedup);
   if (gain < 0) return true;  // nothing measured at this radius: fuse, as asked
   const DeviceInfo d = query_device();
-  if (copy_gbs <= 0) copy_gbs = measure_device_copy_gbs();
-  const double bytes_per_sm_cycle = copy_gbs / (double(std::max(1, d.sm_count)) * std::max(1, d.clock_khz) * 1e-6);
+  const double bytes_per_sm_cycle =
+      measure_device_copy_gbs() / (double(std::max(1, d.sm_count)) * std::max(1, d.clock_khz) * 1e-6);
   return gain * kH100BytesPerSmCycle / bytes_per_sm_cycle > 1.0;
 }
 

@@ -71,9 +71,10 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 // (stencil.temporal_steps = 0; a step count asked for is always honoured). A pass is bound by the
 // SMs and takes the same time on an H100 and an H200, while the single step follows the memory
 // bandwidth: the speedup measured on the H100 (512^3, 5a88816) scales with the device's copy
-// bandwidth per SM cycle against the H100's, and the run fuses where that predicts a gain. `copy_gbs`:
-// the device's measured copy bandwidth (measure_device_copy_gbs), 0 to measure it here.
-bool temporal_pays(Equation eq, int R, bool fp64, double copy_gbs = 0);
+// bandwidth per SM cycle (measure_device_copy_gbs, cached per device) against the H100's, and the
+// run fuses where that predicts a gain. Where the equation and precision were not measured at
+// that radius, the least speedup measured there stands for them.
+bool temporal_pays(Equation eq, int R, bool fp64);
 
 // One pass: reads the fields at time t from `in`, writes them at t + T dt to `out` (T =
 // opt.steps, or the default), and returns T. Fields: heat {u}; wave {u(t), u(t - dt)} in, {u(t + T
