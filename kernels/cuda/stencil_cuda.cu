@@ -213,25 +213,33 @@ class StencilCuda final : public StencilEngine {
     // else wrote the grid since (an upload, a temporal pass). On a grid not split in z the updates
     // read the planes beyond the z ends from the other end themselves where their kernel is built
     // for it (StencilLaunch::wraps; the first step's launch says whether it is): the fill writes
-    // no z halo plane then.
+    // no z halo plane then. Kernels that read the x ends wrapped (StencilLaunch::xwraps, the
+    // bulk-copy ring) need no x halo, and where they read the y ends wrapped too no y halo: after
+    // their first step the fill writes no x face, or nothing (one GPU) but the z planes where
+    // the kernel does not wrap them.
     const bool periodic = p_.boundary == Boundary::Periodic;
     const bool shared_kernels = s_.tiling != Tiling::None;
     const bool images = periodic && shared_kernels && x_images_fit();
     const bool wraps = periodic && shared_kernels && wraps_built_ && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
     const int z_sides = wraps ? 0 : p_.local_z_sides();
-    if (periodic || !fixed_halos_ready_) {
+    const bool xy_read = periodic && x_read_wrapped_ && y_read_wrapped_;
+    if (periodic ? !(xy_read && z_sides == 0) : !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
       // with a previous level the two grids swap roles, but both levels hold the same value).
       cuda::HaloFill<T> fill;
-      fill.x_faces = !x_halos_current_;
+      fill.x_faces = !x_halos_current_ && !x_read_wrapped_;
+      fill.y_faces = !xy_read;
       for (int i = 0; i < grids; ++i) {
         fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));
         if (fill.full() || i == grids - 1) cuda::launch_halo_fill(fill, p_.boundary, stream_, z_sides), fill.count = 0;
       }
-      const double hp = double(grids) * (halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
-                                         (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
+      const double planes =
+          double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * p_.radius * ((z_sides & 1) + (z_sides >> 1 & 1));
+      const double hp = double(grids) * (!fill.y_faces ? planes
+                                                       : halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
+                                                             (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
@@ -248,6 +256,7 @@ class StencilCuda final : public StencilEngine {
     l.xlimit = int(spec_.pitch - spec_.xoff);
     l.images = images;
     l.wraps = wraps;
+    l.xwraps = periodic && shared_kernels;
     l.coeffs_global = coeffs_dev_;
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
@@ -264,7 +273,8 @@ class StencilCuda final : public StencilEngine {
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
     const int r = p_.radius, inner = p_.nz - 2 * r;
-    x_images_written_ = images;  // until a launch says it did not write them
+    x_images_written_ = images;                    // until a launch says it did not write them
+    x_read_wrapped_ = y_read_wrapped_ = l.xwraps;  // likewise
     if (!p_.z_split() && !t_.split_z) {
       update_planes(l, 0, p_.nz);
     } else {
@@ -490,6 +500,8 @@ class StencilCuda final : public StencilEngine {
     timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     x_images_written_ = x_images_written_ && info.x_images;
+    x_read_wrapped_ = x_read_wrapped_ && info.xwraps;
+    y_read_wrapped_ = y_read_wrapped_ && info.ywraps;
     if (k0 == 0 && n == p_.nz && faces == 0) wraps_built_ = info.wraps_built;
     KernelRecord& rec = timer_.end();
     rec.kernel = faces ? info.kernel + "_zfaces" : info.kernel;
@@ -684,6 +696,8 @@ class StencilCuda final : public StencilEngine {
   bool x_halos_current_ = false;    // Boundary::Periodic: the fields' rows' x halos hold their images
   bool x_images_written_ = false;   // this step's update launches all wrote them
   bool wraps_built_ = false;        // the whole grid's update kernel reads wrapped z planes (StencilLaunch::wraps)
+  bool x_read_wrapped_ = false;     // this step's update launches all read the x ends wrapped (StencilLaunch::xwraps)
+  bool y_read_wrapped_ = false;     // ... and the y ends
   // Changes of the state (steps, uploads, the source): the statistics of the current one are kept.
   std::uint64_t state_version_ = 1;
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =

@@ -201,8 +201,9 @@ void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_s
   const GridView<T>& g = f.grids[0];
   HaloLaunch<T> a{f, bc, z_sides & 1 ? g.r : 0, z_sides & 2 ? g.r : 0, 0, 0};
   a.plane_blocks = ceil_div((long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r), kHaloBlockPoints);
-  a.face_blocks = ceil_div(2LL * g.r * (g.nx + 2 * g.r + (f.x_faces ? g.ny : 0)), kHaloBlockPoints);
+  a.face_blocks = f.y_faces ? ceil_div(2LL * g.r * (g.nx + 2 * g.r + (f.x_faces ? g.ny : 0)), kHaloBlockPoints) : 0;
   const long long blocks = (long long)(a.lo_planes + a.hi_planes) * a.plane_blocks + (long long)g.nz * a.face_blocks;
+  if (blocks == 0) return;
   // The kernel indexes a plane's points with ints.
   if (blocks > 0x7fffffffLL || (long long)(g.nx + 2 * g.r) * (g.ny + 2 * g.r) > 0x7fffffffLL)
     throw Error("halo fill: grid too large for one launch");

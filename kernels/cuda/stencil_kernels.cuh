@@ -38,6 +38,12 @@ struct StencilLaunch {
   // (StencilLaunchInfo::wraps_built, from an earlier launch); launches over part of the grid's
   // planes (z_faces, z ranges) never wrap.
   bool wraps = false;
+  // Periodic boundaries (--tiling shared): the kernel reads the columns beyond the x ends from the
+  // other end itself, so that neither it (images) nor the fill writes the x halos, and where it
+  // can the rows beyond the y ends too. The bulk-copy ring does (narrow tensor copies of those
+  // columns and rows for the tiles at the ends, stencil_ring.cuh); StencilLaunchInfo::xwraps and
+  // ywraps say whether the launch did.
+  bool xwraps = false;
   // > 0: only the two z faces of the grid, planes [0, z_faces) and [nz - z_faces, nz), in one
   // launch (a split step's faces, once the halos from the neighbouring ranks are in; nz > 2 z_faces).
   int z_faces = 0;
@@ -55,6 +61,8 @@ struct StencilLaunchInfo {
   double bytes_modelled;     // what the access pattern requests from L2/DRAM (reads + writes)
   bool x_images = false;     // the kernel wrote its rows' periodic x halos (StencilLaunch::images)
   bool wraps_built = false;  // the kernel can read wrapped z planes (StencilLaunch::wraps), asked or not
+  bool xwraps = false;       // the kernel read the columns beyond the x ends wrapped (StencilLaunch::xwraps)
+  bool ywraps = false;       // ... and the rows beyond the y ends
 };
 
 // One update of every interior point; the halos of the inputs must be filled (but the z halo
@@ -75,6 +83,7 @@ struct HaloFill {
   T values[kMaxGrids];
   int count = 0;
   bool x_faces = true;  // false: the x halo of the interior rows is written already (StencilLaunch::images)
+  bool y_faces = true;  // false: no x or y face at all, the z halo planes only (StencilLaunch::xwraps)
   void add(const GridView<T>& g, T value) { grids[count] = g, values[count++] = value; }
   bool full() const { return count == kMaxGrids; }
 };

@@ -26,7 +26,19 @@ namespace {
 // TMA = true: each plane (tile and halo of every field) is one bulk tensor copy issued by one
 // thread and completing on the buffer's mbarrier, instead of 2-6 cp.async per thread with their
 // address arithmetic; the box lands in the same layout.
-template <class T, int R, int NS, int BY, int P, int RY, bool TMA = false>
+//
+// XW (the TMA ring, periodic x read wrapped: Args::xwraps): beside each field's plane two column
+// blocks of the tile's rows by its x halo (XH vectors), filled by a second, narrow tensor copy in
+// the tiles at the x ends: left, the last XH vectors of each row; right, the first. The threads
+// whose x halo lies beyond an end read it there (Sides), so no kernel and no fill writes the x
+// halos: the update's stores of them (a 32-byte sector at each end of every row, scattered
+// writes) cost the DRAM more than their bytes (Nsight Compute, heat R = 4 on an H200: 2.7% more
+// bytes, 7.4% more time), and a tensor copy cannot wrap. YW (where shared memory allows): two
+// row blocks of R rows by the tile's width likewise, for the tiles at the y ends (Args::ywraps),
+// so that a periodic step on one GPU needs no halo fill at all. (A box that landed the wrapped
+// rows in the tile's own halo rows would have to start at a row offset that is not a multiple of
+// 128 bytes, which a tensor copy's destination must be.)
+template <class T, int R, int NS, int BY, int P, int RY, bool TMA = false, bool XW = false, bool YW = false>
 struct Ring {
   using K = Tile<T, R, NS, BY, 1, RY>;
   static constexpr int D = R + P;                      // planes copied ahead of the current one
@@ -35,18 +47,40 @@ struct Ring {
   static constexpr int NRW = (K::ROWS + BY - 1) / BY;  // rows copied per warp and plane
   // One field's plane, rounded up to 128 bytes (a bulk tensor copy's destination alignment).
   static constexpr int FS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
-  static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FS * sizeof(T);
+  static constexpr int XV = K::XH * K::VW;  // x-halo columns per side
+  // XW: one column block (rows x XV, 128-byte aligned), and a field's stride in a buffer.
+  static constexpr int SIDE = XW ? (K::ROWS * XV * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T)) : 0;
+  // YW: one row block (R x SW, 128-byte aligned).
+  static constexpr int YSIDE = YW ? (R * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T)) : 0;
+  static constexpr int FST = FS + 2 * SIDE + 2 * YSIDE;
+  static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FST * sizeof(T);
   static constexpr std::size_t smem_bytes = ring_bytes + (TMA ? NB * sizeof(std::uint64_t) : 0);
   static constexpr unsigned box_bytes = unsigned(K::ROWS * K::SW * sizeof(T));
+  static constexpr unsigned side_bytes = unsigned(K::ROWS * XV * sizeof(T));
+  static constexpr unsigned yside_bytes = unsigned(R * K::SW * sizeof(T));
 };
 #pragma nv_diag_default 177
+
+// The kernels that read x wrapped (StencilLaunch::xwraps): the TMA ring, but the wave's at R = 4
+// and in fp64 at R = 3, at the edge of their registers (fp64 R = 4 at 255, built without the x
+// halo's stores either; at 512^3 on an H200 the selects of the reads' addresses took the fp32
+// R = 4 update from 0.4674 to 0.4925 ms, the fp64 R = 3 one from 0.8687 to 0.9229 ms). They read
+// y wrapped too where the row blocks fit in shared memory (every heat and wave shape; Gray-Scott
+// at R = 2).
+template <class T, class Eq, int R, bool TMA>
+constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
+                                   !(Eq::kPreviousLevel && (R == 4 || (R == 3 && sizeof(T) == 8))));
+template <class T, class Eq, int R, int BY, int P, int RY, bool TMA>
+constexpr bool kRingYWrapsBuilt =
+    kRingXWrapsBuilt<T, Eq, R, TMA>&& Ring<T, R, Eq::kFields, BY, P, RY, TMA, true, true>::smem_bytes <= 227 * 1024;
 
 template <class T, int R, class Eq, int BY, int P, int RY, bool TMA, class C>
 __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, const TmaMaps& maps) {
   using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
-  using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA>;
+  constexpr bool XW = kRingXWrapsBuilt<T, Eq, R, TMA>, YW = kRingYWrapsBuilt<T, Eq, R, BY, P, RY, TMA>;
+  using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA, XW, YW>;
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
-  constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS;
+  constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FST, XV = G::XV;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
@@ -55,7 +89,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
   const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;
-  const unsigned img = x_images<R>(a, x0);
+  const unsigned img = XW && a.xwraps ? 0u : x_images<R>(a, x0);
   const int z0 = chunk_start(a), z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   const bool xin = x0 < a.xlimit;
@@ -80,14 +114,55 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
     c_s[i] = row * SW + XH * VW + tx * VW;
   }
   const bool issuer = tx == 0 && ty == 0;
+  // XW, YW: which column and row blocks this tile copies (its halo lies beyond an x or a y end),
+  // and where this thread reads the halo vectors that lie there (Sides).
+  const bool xw = XW && a.xwraps, yw = YW && a.ywraps;
+  const bool side_l = xw && bx0 == 0, side_r = xw && min(bx0 + K::TX, a.nx) + XV - VW >= a.nx;
+  const bool side_t = yw && by0 == 0, side_b = yw && min(by0 + TY, a.ny) + R > a.ny;
+  Sides<XH, R> sides;
+  if (xw && x0 < a.nx && y0 < a.ny) {
+    const int row0 = ty * RY + R;  // this thread's first tile row
+#pragma unroll
+    for (int h = 0; h < 2 * XH; ++h) {
+      const int xv = h < XH ? x0 - (XH - h) * VW : x0 + (h - XH + 1) * VW;  // the vector's first column
+      const bool left = xv < 0, right = xv >= a.nx;
+      if (!left && !right) continue;
+      const int col = left ? xv + XV : xv - a.nx;  // its column in the block
+      sides.xuse |= 1u << h;
+      sides.xdelta[h] = G::FS + (right ? G::SIDE : 0) + row0 * XV + col - s_own;
+    }
+    if (yw) {
+      // Row y0 + t beyond an end: in the block above (y = -R..-1 at its rows 0..R-1) or below
+      // (y = ny..ny+R-1 likewise).
+#pragma unroll
+      for (int j = 0; j < 2 * R; ++j) {
+        const int t = j < R ? j - R : RY + j - R, y = y0 + t;
+        if (y < 0 || y >= a.ny) sides.yuse |= 1u << j;
+      }
+      sides.ydelta[0] = G::FS + 2 * G::SIDE + by0 * SW;
+      sides.ydelta[1] = G::FS + 2 * G::SIDE + G::YSIDE + (by0 - a.ny - R) * SW;
+    }
+  }
   auto copy_plane = [&](int z, int b) {
     if constexpr (TMA) {
       if (issuer && z < z1 + R) {
-        mbar_expect_tx(bars + b, NS * G::box_bytes);
+        mbar_expect_tx(bars + b, NS * (G::box_bytes + (int(side_l) + int(side_r)) * G::side_bytes +
+                                       (int(side_t) + int(side_b)) * G::yside_bytes));
+        const int gz = a.gz0 + wrapped(z, a.nz, wraps), gy = a.gy0 + by0 - R, gx = a.gx0 + bx0 - XH * VW;
 #pragma unroll
-        for (int f = 0; f < NS; ++f)
-          tma_load_3d(smem + b * kBuf + f * FS, &maps.m[f], a.gx0 + bx0 - XH * VW, a.gy0 + by0 - R,
-                      a.gz0 + wrapped(z, a.nz, wraps), bars + b);
+        for (int f = 0; f < NS; ++f) {
+          T* const fb = smem + b * kBuf + f * FS;
+          tma_load_3d(fb, &maps.m[f], gx, gy, gz, bars + b);
+          if constexpr (XW) {
+            if (side_l) tma_load_3d(fb + G::FS, &maps.s[f], a.gx0 + a.nx - XV, gy, gz, bars + b);
+            if (side_r) tma_load_3d(fb + G::FS + G::SIDE, &maps.s[f], a.gx0, gy, gz, bars + b);
+          }
+          if constexpr (YW) {
+            const int yb = G::FS + 2 * G::SIDE;
+            if (side_t) tma_load_3d(fb + yb, &maps.y[f], gx, a.gy0 + a.ny - R, gz, bars + b);
+            if (side_b) tma_load_3d(fb + yb + G::YSIDE, &maps.y[f], gx, a.gy0, gz, bars + b);
+          }
+        }
       }
       return;
     }
@@ -187,7 +262,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       }
 
       T lap[NS][RY][VW];
-      gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap);
+      gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap, sides);
       update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
@@ -217,17 +292,27 @@ __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
 template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB = 0, bool TMA = false>
 StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int cx = 1, int cy = 1) {
   using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
-  using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA>;
+  constexpr bool XW = kRingXWrapsBuilt<T, Eq, R, TMA>, YW = kRingYWrapsBuilt<T, Eq, R, BY, P, RY, TMA>;
+  using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA, XW, YW>;
   check_wraps(l, kRingWrapsBuilt<T, Eq, R>);
   Args<T, Eq> a = make_args(l);
+  // x read wrapped: rows of whole vectors, and at least a column block of them; y: columns of
+  // whole threads' rows (a thread's rows all inside or all beyond the end), at least R of them.
+  a.xwraps = XW && l.xwraps && a.nx % K::VW == 0 && a.nx >= G::XV;
+  a.ywraps = YW && a.xwraps && a.ny % RY == 0 && a.ny >= R;
   auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;
   TmaMaps maps{};
   if constexpr (TMA) {
     if (l.cc_major < 9) throw Error("stencil: the bulk tensor copy kernel needs a Hopper GPU (compute capability 9.0)");
     a.gx0 = int(a.sy) - a.xlimit, a.gy0 = l.in[0].r, a.gz0 = l.in[0].r;
-    for (int f = 0; f < K::NS; ++f)
-      maps.m[f] =
-          encode_grid_map(f ? a.in1 : a.in0, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS);
+    for (int f = 0; f < K::NS; ++f) {
+      const T* const origin = f ? a.in1 : a.in0;
+      maps.m[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS);
+      if (a.xwraps)
+        maps.s[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, G::XV, K::ROWS);
+      if (a.ywraps)
+        maps.y[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, R);
+    }
   }
   static bool configured = false;
   if (!configured) {
@@ -284,7 +369,12 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
       double(K::NS) * blocks_xy * ((planes + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
   const double pts = double(a.nx) * a.ny * planes;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
-  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>, kRingWrapsBuilt<T, Eq, R>};
+  return {name,
+          (reads + writes) * sizeof(T),
+          a.images != 0 && kXImagesBuilt<T, Eq, R> && !a.xwraps,
+          kRingWrapsBuilt<T, Eq, R>,
+          a.xwraps != 0,
+          a.ywraps != 0};
 }
 
 }  // namespace

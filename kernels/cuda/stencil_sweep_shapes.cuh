@@ -60,6 +60,21 @@ StencilLaunchInfo launch_sweep_shape(const StencilLaunch<T, Eq>& l, const SweepS
     TIERSIM_SHAPE_HEAT32_R4(2, 8, 1, 4, 0)
     TIERSIM_SHAPE_HEAT32_R4(2, 8, 3, 4, 0)
     TIERSIM_SHAPE_HEAT32_R4(2, 8, 4, 3, 0)
+    // Where the defaults sit under 85% of copy for the whole step (heat from R = 2, heat fp64,
+    // the wave fp64 at R = 4, Gray-Scott fp32 from R = 2): the bulk-copy ring with more warps
+    // resident, 16 warps a block or 2 and 3 blocks an SM (the registers held to 128 and 85).
+    constexpr bool kShort = (std::is_same_v<Eq, equations::Heat> && (R >= 2 || !kHeat32)) ||
+                            (std::is_same_v<Eq, equations::Wave> && !std::is_same_v<T, float> && R == 4) ||
+                            (std::is_same_v<Eq, equations::GrayScott> && R >= 2);
+    constexpr bool kOneField = Eq::kFields == 1;
+#define TIERSIM_SHAPE_IF(C_, K_, BY_, PF_, RY_, MB_) \
+  if constexpr (CONST && kShort && (C_)) TIERSIM_SHAPE(K_, BY_, PF_, RY_, MB_)
+    TIERSIM_SHAPE_IF(kOneField || R == 2, 2, 16, 2, 2, 0)
+    TIERSIM_SHAPE_IF(kOneField && R == 2, 2, 8, 2, 4, 2)
+    TIERSIM_SHAPE_IF(kOneField || R == 2, 2, 8, 2, 2, 2)
+    TIERSIM_SHAPE_IF(kOneField && R <= 3, 2, 8, 2, 2, 3)
+    TIERSIM_SHAPE_IF(!kOneField, 2, 16, 2, 1, 0)
+#undef TIERSIM_SHAPE_IF
 #undef TIERSIM_SHAPE_HEAT32_R4
 #undef TIERSIM_SHAPE_HEAT32
 #undef TIERSIM_SHAPE

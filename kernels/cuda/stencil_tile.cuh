@@ -17,8 +17,12 @@ namespace {
 
 // Tensor maps of the ring kernel's TMA variant: one per input field, over the whole allocation
 // (halos and row padding), x fastest; a kernel parameter (__grid_constant__), 64-byte aligned.
+// Where the launch reads x wrapped (Args::xwraps), s: the columns beyond the x ends, boxes of the
+// tile's rows by its x halo.
 struct TmaMaps {
   CUtensorMap m[2];
+  CUtensorMap s[2];
+  CUtensorMap y[2];  // Args::ywraps: the rows beyond the y ends, boxes of R rows by the tile's width
 };
 
 // The kernels' argument block: the grids and the equation's point-update parameters.
@@ -34,6 +38,8 @@ struct Args {
   int r;              // halo width
   int images;         // write each row's periodic x halo (StencilLaunch::images, x_images)
   int wraps;          // read the planes beyond the z ends from the other end (StencilLaunch::wraps)
+  int xwraps;         // read the columns beyond the x ends from the other end (StencilLaunch::xwraps)
+  int ywraps;         // and the rows beyond the y ends (the same request; where the kernel can)
   int pace;           // ring kernel in a cluster: one cluster barrier per plane keeps its blocks in step
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
@@ -57,6 +63,7 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.r = l.in[0].r;
   a.images = l.images;
   a.wraps = l.wraps;
+  a.xwraps = a.ywraps = 0;  // the launcher that reads them wrapped sets them
   a.pace = 0;
   a.gx0 = a.gy0 = a.gz0 = 0;
   return a;
@@ -83,13 +90,28 @@ struct Tile {
 };
 #pragma nv_diag_default 177
 
+// Halo vectors a thread reads from elsewhere than beside its own rows in the tile (the ring's
+// column and row blocks copied from the other end: Args::xwraps, ywraps). x: bit h of xuse for
+// vector h of the 2 XH it reads in each row (the XH left of its own, then the XH right), at own +
+// xdelta[h] + r XH VW for row r (a block of XH vectors per tile row). y: bit j of yuse for y-halo
+// row j (the R above its rows, then the R below), at own + ydelta[above ? 0 : 1] + t SW for row
+// offset t (a block of R rows of the tile's width). All zero: the tile's halos.
+template <int XH, int R>
+struct Sides {
+  unsigned xuse = 0, yuse = 0;
+  int xdelta[2 * XH] = {};
+  int ydelta[2] = {};
+};
+
 // The Laplacians of this thread's RY rows of VW points of plane z, every field: x and y neighbours
 // from the plane's tile in shared memory (field f's at tile + f * field_stride, this thread's first
-// vector at offset own_offset in it, rows SW points apart), z neighbours from the register queue
-// q (plane z + d in slot (R + s + d) mod Q; s: the step of the unrolled z loop).
+// vector at offset own_offset in it, rows SW points apart; halo vectors from `sides` where it
+// says so), z neighbours from the register queue q (plane z + d in slot (R + s + d) mod Q; s: the
+// step of the unrolled z loop).
 template <int R, int XH, int SW, class T, int NS, int RY, int Q, class C>
 __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, int field_stride, int own_offset,
-                                                  const V<T> (&q)[NS][RY][Q], int s, T (&lap)[NS][RY][V<T>::n]) {
+                                                  const V<T> (&q)[NS][RY][Q], int s, T (&lap)[NS][RY][V<T>::n],
+                                                  const Sides<XH, R>& sides = Sides<XH, R>{}) {
   constexpr int VW = V<T>::n;
   const int c = (R + s) % Q;  // slot of plane z
 #pragma unroll
@@ -99,15 +121,19 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
     V<T> ys[RY + 2 * R];
 #pragma unroll
     for (int t = -R; t < RY + R; ++t)
-      if (t < 0 || t >= RY) ys[t + R] = ld16(own + t * SW);
+      if (t < 0 || t >= RY) {
+        const bool side = (sides.yuse >> (t < 0 ? t + R : t - RY + R)) & 1u;
+        ys[t + R] = ld16(own + t * SW + (side ? sides.ydelta[t < 0 ? 0 : 1] : 0));
+      }
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       const T* const row = own + r * SW;
       V<T> xs[2 * XH + 1];
 #pragma unroll
       for (int h = 0; h < XH; ++h) {
-        xs[h] = ld16(row - (XH - h) * VW);
-        xs[XH + 1 + h] = ld16(row + (1 + h) * VW);
+        const bool sl = (sides.xuse >> h) & 1u, sr = (sides.xuse >> (XH + h)) & 1u;
+        xs[h] = ld16(sl ? own + sides.xdelta[h] + r * XH * VW : row - (XH - h) * VW);
+        xs[XH + 1 + h] = ld16(sr ? own + sides.xdelta[XH + h] + r * XH * VW : row + (1 + h) * VW);
       }
       xs[XH] = q[f][r][c];
 #pragma unroll
