@@ -46,14 +46,14 @@ struct Ring {
   static constexpr int Q = 2 * R + 1;                  // register queue
   static constexpr int NRW = (K::ROWS + BY - 1) / BY;  // rows copied per warp and plane
   // One field's plane, rounded up to 128 bytes (a bulk tensor copy's destination alignment).
-  static constexpr int FS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
+  static constexpr int PS = (K::ROWS * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T));
   static constexpr int XV = K::XH * K::VW;  // x-halo columns per side
-  // XW: one column block (rows x XV, 128-byte aligned), and a field's stride in a buffer.
+  // XW: one column block (rows x XV, 128-byte aligned).
   static constexpr int SIDE = XW ? (K::ROWS * XV * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T)) : 0;
   // YW: one row block (R x SW, 128-byte aligned).
   static constexpr int YSIDE = YW ? (R * K::SW * int(sizeof(T)) + 127) / 128 * 128 / int(sizeof(T)) : 0;
-  static constexpr int FST = FS + 2 * SIDE + 2 * YSIDE;
-  static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FST * sizeof(T);
+  static constexpr int FS = PS + 2 * SIDE + 2 * YSIDE;  // a field's stride in a buffer
+  static constexpr std::size_t ring_bytes = std::size_t(NB) * K::NS * FS * sizeof(T);
   static constexpr std::size_t smem_bytes = ring_bytes + (TMA ? NB * sizeof(std::uint64_t) : 0);
   static constexpr unsigned box_bytes = unsigned(K::ROWS * K::SW * sizeof(T));
   static constexpr unsigned side_bytes = unsigned(K::ROWS * XV * sizeof(T));
@@ -72,8 +72,8 @@ constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
                                    !(Eq::kPreviousLevel && (R == 4 || (R == 3 && sizeof(T) == 8))) &&
                                    !(Eq::kFields == 2 && R == 4));
 template <class T, class Eq, int R, int BY, int P, int RY, bool TMA>
-constexpr bool kRingYWrapsBuilt =
-    kRingXWrapsBuilt<T, Eq, R, TMA>&& Ring<T, R, Eq::kFields, BY, P, RY, TMA, true, true>::smem_bytes <= 227 * 1024;
+constexpr bool kRingYWrapsBuilt = (kRingXWrapsBuilt<T, Eq, R, TMA> &&
+                                   Ring<T, R, Eq::kFields, BY, P, RY, TMA, true, true>::smem_bytes <= 227 * 1024);
 
 template <class T, int R, class Eq, int BY, int P, int RY, bool TMA, class C>
 __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, const TmaMaps& maps) {
@@ -81,7 +81,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   constexpr bool XW = kRingXWrapsBuilt<T, Eq, R, TMA>, YW = kRingYWrapsBuilt<T, Eq, R, BY, P, RY, TMA>;
   using G = Ring<T, R, Eq::kFields, BY, P, RY, TMA, XW, YW>;
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
-  constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FST, XV = G::XV;
+  constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS, XV = G::XV;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
@@ -130,7 +130,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       if (!left && !right) continue;
       const int col = left ? xv + XV : xv - a.nx;  // its column in the block
       sides.xuse |= 1u << h;
-      sides.xdelta[h] = G::FS + (right ? G::SIDE : 0) + row0 * XV + col - s_own;
+      sides.xdelta[h] = G::PS + (right ? G::SIDE : 0) + row0 * XV + col - s_own;
     }
     if (yw) {
       // Row y0 + t beyond an end: in the block above (y = -R..-1 at its rows 0..R-1) or below
@@ -140,8 +140,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
         const int t = j < R ? j - R : RY + j - R, y = y0 + t;
         if (y < 0 || y >= a.ny) sides.yuse |= 1u << j;
       }
-      sides.ydelta[0] = G::FS + 2 * G::SIDE + by0 * SW;
-      sides.ydelta[1] = G::FS + 2 * G::SIDE + G::YSIDE + (by0 - a.ny - R) * SW;
+      sides.ydelta[0] = G::PS + 2 * G::SIDE + by0 * SW;
+      sides.ydelta[1] = G::PS + 2 * G::SIDE + G::YSIDE + (by0 - a.ny - R) * SW;
     }
   }
   auto copy_plane = [&](int z, int b) {
@@ -155,11 +155,11 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
           T* const fb = smem + b * kBuf + f * FS;
           tma_load_3d(fb, &maps.m[f], gx, gy, gz, bars + b);
           if constexpr (XW) {
-            if (side_l) tma_load_3d(fb + G::FS, &maps.s[f], a.gx0 + a.nx - XV, gy, gz, bars + b);
-            if (side_r) tma_load_3d(fb + G::FS + G::SIDE, &maps.s[f], a.gx0, gy, gz, bars + b);
+            if (side_l) tma_load_3d(fb + G::PS, &maps.s[f], a.gx0 + a.nx - XV, gy, gz, bars + b);
+            if (side_r) tma_load_3d(fb + G::PS + G::SIDE, &maps.s[f], a.gx0, gy, gz, bars + b);
           }
           if constexpr (YW) {
-            const int yb = G::FS + 2 * G::SIDE;
+            const int yb = G::PS + 2 * G::SIDE;
             if (side_t) tma_load_3d(fb + yb, &maps.y[f], gx, a.gy0 + a.ny - R, gz, bars + b);
             if (side_b) tma_load_3d(fb + yb + G::YSIDE, &maps.y[f], gx, a.gy0, gz, bars + b);
           }
