@@ -78,9 +78,10 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     }
   } else if constexpr (std::is_same_v<T, float>) {
     // Two fields (Gray-Scott) in fp32. R = 1, 2: register prefetch on the H100 (8 x 1: 88%,
-    // 16 x 1: 85%), while the H200 wants more in flight: 4 x 2 (94%) and the bulk tensor copy
-    // ring of 8 warps x 2 rows, P = 4 (83%). R = 3, 4: that ring on both (P = 2 at R = 4: two fields
-    // of P = 4 outgrow shared memory); in paced clusters of 1 x 2.
+    // 16 x 1: 85%), while the H200 wants more in flight: 4 x 2 (94%) at R = 1. R >= 2: the bulk
+    // tensor copy ring, in paced clusters of 1 x 2; on the H200 at R = 2, 3 of 16 warps x 1 row,
+    // P = 2 (its row blocks fit in shared memory: every end read wrapped), else 8 warps x 2 rows,
+    // P = 4 (P = 2 at R = 4: two fields of P = 4 outgrow shared memory).
     if constexpr (R == 1) {
       if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
       return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
@@ -88,6 +89,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       if (R == 2 && !deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
       constexpr int P = R < 4 ? 4 : 2;
       if (l.cc_major < 9) return launch_ring<T, R, Eq, CONST, 8, P, 2>(l, s);
+      if constexpr (R < 4)
+        if (deep_memory(l)) return launch_ring<T, R, Eq, CONST, 16, 2, 1, 0, true>(l, s, 1, 2);
       return launch_ring<T, R, Eq, CONST, 8, P, 2, 0, true>(l, s, 1, 2);
     }
   } else {
