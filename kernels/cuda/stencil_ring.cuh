@@ -66,7 +66,8 @@ struct Ring {
 // halo's stores either; at 512^3 on an H200 the selects of the reads' addresses took the fp32
 // R = 4 update from 0.4674 to 0.4925 ms, the fp64 R = 3 one from 0.8687 to 0.9229 ms), and
 // Gray-Scott's at R = 4 (1.0189 -> 1.0371 ms on an H100, even on an H200). They read y wrapped
-// too where the row blocks fit in shared memory (every heat and wave shape; Gray-Scott at R = 2).
+// too where the row blocks fit in shared memory (every heat and wave shape; Gray-Scott's 16 x 1
+// rings and its 8 x 2 at R = 2).
 template <class T, class Eq, int R, bool TMA>
 constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
                                    !(Eq::kPreviousLevel && (R == 4 || (R == 3 && sizeof(T) == 8))) &&
