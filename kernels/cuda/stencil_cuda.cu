@@ -235,9 +235,8 @@ class StencilCuda final : public StencilEngine {
         fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));
         if (fill.full() || i == grids - 1) cuda::launch_halo_fill(fill, p_.boundary, stream_, z_sides), fill.count = 0;
       }
-      const double planes =
-          double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * p_.radius * ((z_sides & 1) + (z_sides >> 1 & 1));
-      const double hp = double(grids) * (!fill.y_faces ? planes
+      // Without faces the fill writes the z planes alone: halo_points of no interior plane.
+      const double hp = double(grids) * (!fill.y_faces ? double(halo_points(p_.nx, p_.ny, 0, p_.radius, z_sides))
                                                        : halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
                                                              (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo

@@ -367,8 +367,17 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   // prologue, whole vectors); writes once; the previous level (the wave's u(t - dt)) once.
   const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
   const double blocks_xy = double(grid.x) * grid.y, planes = z_planes(l, a);
-  const double reads =
+  const double reads_tiles =
       double(K::NS) * blocks_xy * ((planes + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
+  // The column and row blocks of the tiles at the ends (XW, YW), every plane a block loads.
+  double sides = 0;
+  for (long long bx = 0; bx < tx && a.xwraps; ++bx)
+    sides +=
+        double(K::ROWS) * G::XV * ((bx == 0) + (std::min<long long>((bx + 1) * K::TX, a.nx) + G::XV - K::VW >= a.nx));
+  sides *= double(ty);
+  for (long long by = 0; by < ty && a.ywraps; ++by)
+    sides += double(tx) * R * K::SW * ((by == 0) + (std::min<long long>((by + 1) * K::TY, a.ny) + R > a.ny));
+  const double reads = reads_tiles + double(K::NS) * sides * (double(grid.z) * R + planes);
   const double pts = double(a.nx) * a.ny * planes;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name,
