@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kernels/cuda/stencil_coeff_bank.cuh"
 #include "kernels/cuda/stencil_tile.cuh"
@@ -330,7 +331,9 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   int slots = std::max(1, per_sm) * l.sm_count;
   // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo
   // rows and columns one block reads are still in L2 when its neighbour reads them. Only where
-  // the tiles divide evenly and the device can place such a cluster.
+  // the tiles divide evenly (else the cluster turned across, cy x cx, where they divide so) and
+  // the device can place such a cluster.
+  if ((tx % cx != 0 || ty % cy != 0) && tx % cy == 0 && ty % cx == 0) std::swap(cx, cy);
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   if ((cx > 1 || cy > 1) && tx % cx == 0 && ty % cy == 0 && l.cc_major >= 9) {

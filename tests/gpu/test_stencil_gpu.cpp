@@ -187,13 +187,33 @@ TEST_P(StencilGpuWholeTiles, HeatMatchesTheReference) {
     // The defaults this test exists for, on Hopper (unless a shape is forced for a sweep).
     if (query_device().cc_major >= 9 && !std::getenv("TIERSIM_STENCIL_SHAPE")) {
       if (R >= 2) {
-        EXPECT_NE(kernel.find("_c1x2"), std::string::npos) << kernel << ": not in paced clusters";
+        EXPECT_NE(kernel.find("_c2x1"), std::string::npos) << kernel << ": not in paced clusters";
       }
       if (R == 4) {
         EXPECT_NE(kernel.find("_tma_"), std::string::npos) << kernel << ": not the bulk tensor copy ring";
       }
     }
   }
+}
+
+// Three tiles across (384 points): the pairs of tiles across do not divide the grid, so the ring
+// paces pairs down instead (1 x 2), with the same result.
+TEST(StencilGpu, PacedClustersTurnDownWhereTheTilesAcrossAreOdd) {
+  SKIP_WITHOUT_GPU();
+  const StencilProblem p = problem(Equation::Heat, 2, 384, 128, 40);
+  auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Constant), p);
+  auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64, Tiling::Shared, CoeffSpace::Constant), p);
+  const double dt = stable_dt(p, 0.5);
+  init_pair(*gpu, *cpu, p, 77, dt);
+  for (int s = 0; s < 3; ++s) gpu->step(dt), cpu->step(dt);
+  std::size_t nans = 0;
+  const auto recs = gpu->take_records();
+  ASSERT_FALSE(recs.empty());
+  const std::string kernel = recs.back().kernel;
+  EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5) << kernel;
+  EXPECT_EQ(nans, 0u) << kernel;
+  if (query_device().cc_major >= 9 && !std::getenv("TIERSIM_STENCIL_SHAPE"))
+    EXPECT_NE(kernel.find("_c1x2"), std::string::npos) << kernel << ": not paced down";
 }
 
 INSTANTIATE_TEST_SUITE_P(Radii, StencilGpuWholeTiles, ::testing::Values(1, 2, 3, 4),
