@@ -76,7 +76,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4>(l, s);
     } else {
       // Heat fp64 at R = 2 on the H100: 16 warps x 2 rows (the same 64 x 32 tile), 84.8% of copy
-      // against 83.5% for 8 x 4; on the H200 8 x 4 (84.5% against 83.8%).
+      // against 83.5% for 8 x 4 (paired down, whole step); on the H200 8 x 4 (update 84.5% against
+      // 84.0%).
       if constexpr (!Eq::kPreviousLevel && R == 2)
         if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 16, 2, 2, 0, true>(l, s, 2, 1);
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 2, 1);
@@ -87,9 +88,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // tensor copy ring, in paced clusters of 2 x 1, of 16 warps x 1 row, P = 2 (its row blocks
     // fit in shared memory: every end read wrapped but at R = 4), but on the H200 at R = 4 8 warps
     // x 2 rows, P = 2 (update 75% of copy against 71%; on the H100 the whole step 73.5% against
-    // 72.6%). Before Hopper
-    // the cp.async ring of 8 x 2 rows, P = 4 (P = 2 at R = 4: two fields of P = 4 outgrow shared
-    // memory).
+    // 72.6%). Before Hopper the cp.async ring of 8 x 2 rows, P = 4 (P = 2 at R = 4: two fields of
+    // P = 4 outgrow shared memory).
     if constexpr (R == 1) {
       if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
       return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
