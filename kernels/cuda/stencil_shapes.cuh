@@ -21,6 +21,14 @@ bool deep_memory(const StencilLaunch<T, Eq>& l) {
   return l.l2_bytes >= (56u << 20);
 }
 
+// Every bulk-copy ring marches z in clusters of kPairX x kPairY tiles paced plane by plane, so
+// that the halo a block reads from its neighbour across is still in L2 when it does: each row's
+// x halo is a 16-byte vector in a 32-byte sector of the neighbour's row, which the DRAM delivers
+// whole. Pairs across rather than down (1 x 2) cut the DRAM reads of heat R = 2 on an H100 from
+// 669 to 634 MB a step (537 compulsory) and the step by 3-4%; clusters of 4 gained less on the
+// H100 and lost on the H200. launch_ring turns the pair down where the tiles across are odd.
+constexpr int kPairX = 2, kPairY = 1;
+
 template <class T, class Eq, int R, bool CONST>
 StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   if constexpr (kSwept<T, Eq>) {
@@ -37,13 +45,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   if constexpr (kHeatTraffic<T, Eq>) {
     // Defaults (sweeps in docs/performance.md, 512^3, constant): R = 1 the register-prefetch
     // kernel, 4 warps x 2 rows (90-92% of copy; the rings 77-81%). R = 2..4 the ring filled by
-    // the bulk tensor copy, 8 warps x 4 rows (a 128 x 32 tile), P = 2, in clusters of 2 x 1 tiles
-    // paced plane by plane (every bulk-copy ring below likewise), so that the halo a block reads
-    // from its neighbour across is still in L2 when it does: each row's x halo is a 16-byte vector
-    // in a 32-byte sector of the neighbour's row, which the DRAM delivers whole. Pairs across
-    // rather than down (1 x 2) cut the DRAM reads of heat R = 2 on an H100 from 669 to 634 MB a
-    // step (537 compulsory) and the step by 3-4%; clusters of 4 gained less on the H100 and lost
-    // on the H200. Before Hopper: the cp.async rings, without clusters.
+    // the bulk tensor copy, 8 warps x 4 rows (a 128 x 32 tile), P = 2, in paced pairs of tiles
+    // (kPairX x kPairY). Before Hopper: the cp.async rings, without clusters.
     if constexpr (std::is_same_v<Eq, equations::Heat>)
       if (l.tuning.block_y || l.tuning.prefetch)
         return launch_tuned<R, CONST>(l, l.tuning.block_y ? l.tuning.block_y : 8,
@@ -53,7 +56,7 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     if constexpr (R == 1)
       return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 5>(l, s);
     else if (l.cc_major >= 9)
-      return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 2, 1);
+      return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);
     else if constexpr (R == 2)
       return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s);
     else if constexpr (R == 3)
@@ -63,7 +66,7 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   } else if constexpr (Eq::kFields == 1) {
     // fp64 heat traffic and the wave in both precisions (sweeps in docs/performance.md, 512^3,
     // constant): the ring filled by the bulk tensor copy, 8 warps x 4 rows (a 128 x 32 tile in
-    // fp32, 64 x 32 in fp64), P = 2, in paced clusters of 2 x 1 (H200: the wave 94-97% of copy at
+    // fp32, 64 x 32 in fp64), P = 2, in paced pairs (H200: the wave 94-97% of copy at
     // R = 1..4 in fp32, against 75-80% for the register-prefetch kernel; the wave fp64 at R = 4 on
     // the H100 90.8%, against 83.5% for 8 x 2, P = 4, which had been ahead while this one spilled
     // for the x halo's stores, kXImagesBuilt). Heat fp64 at R = 1: the
@@ -79,13 +82,13 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       // against 83.5% for 8 x 4 (paired down, whole step); on the H200 8 x 4 (update 84.5% against
       // 84.0%).
       if constexpr (!Eq::kPreviousLevel && R == 2)
-        if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 16, 2, 2, 0, true>(l, s, 2, 1);
-      return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, 2, 1);
+        if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 16, 2, 2, 0, true>(l, s, kPairX, kPairY);
+      return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);
     }
   } else if constexpr (std::is_same_v<T, float>) {
     // Two fields (Gray-Scott) in fp32. R = 1, 2: register prefetch on the H100 (8 x 1: 88%,
     // 16 x 1: 85%), while the H200 wants more in flight: 4 x 2 (94%) at R = 1. R >= 2: the bulk
-    // tensor copy ring, in paced clusters of 2 x 1, of 16 warps x 1 row, P = 2 (its row blocks
+    // tensor copy ring, in paced pairs, of 16 warps x 1 row, P = 2 (its row blocks
     // fit in shared memory: every end read wrapped but at R = 4), but on the H200 at R = 4 8 warps
     // x 2 rows, P = 2 (update 75% of copy against 71%; on the H100 the whole step 73.5% against
     // 72.6%). Before Hopper the cp.async ring of 8 x 2 rows, P = 4 (P = 2 at R = 4: two fields of
@@ -97,8 +100,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       if (R == 2 && !deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
       constexpr int P = R < 4 ? 4 : 2;
       if (l.cc_major < 9) return launch_ring<T, R, Eq, CONST, 8, P, 2>(l, s);
-      if (R == 4 && deep_memory(l)) return launch_ring<T, R, Eq, CONST, 8, 2, 2, 0, true>(l, s, 2, 1);
-      return launch_ring<T, R, Eq, CONST, 16, 2, 1, 0, true>(l, s, 2, 1);
+      if (R == 4 && deep_memory(l)) return launch_ring<T, R, Eq, CONST, 8, 2, 2, 0, true>(l, s, kPairX, kPairY);
+      return launch_ring<T, R, Eq, CONST, 16, 2, 1, 0, true>(l, s, kPairX, kPairY);
     }
   } else {
     // Two fields in fp64: the register-prefetch kernel of 8 warps (16 would cap the registers at
