@@ -11,7 +11,8 @@ namespace tiersim::env {
 inline constexpr const char* kStencilShape = "TIERSIM_STENCIL_SHAPE";
 // BY,RY,P: a temporally blocked pass's shape (kernels/cuda/stencil_temporal.cu).
 inline constexpr const char* kTemporalShape = "TIERSIM_TEMPORAL_SHAPE";
-// none|64|128|256: the L2 promotion of the R = 4 tensor-copy ring (kernels/cuda/stencil_tensor_map.cpp).
+// none|64|128|256: the L2 promotion of every bulk-copy ring's tensor maps, instead of each ring's
+// own (kTmaPromote, kernels/cuda/stencil_ring.cuh; kernels/cuda/stencil_tensor_map.cpp).
 inline constexpr const char* kTmaL2Promotion = "TIERSIM_TMA_L2_PROMOTION";
 // 1: --counters prints the chip, its passes and each range's names (kernels/cuda/hw_counters.cu).
 inline constexpr const char* kCountersVerbose = "TIERSIM_COUNTERS_VERBOSE";

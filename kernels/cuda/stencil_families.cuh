@@ -66,9 +66,11 @@ StencilLaunchInfo launch_sweep_shape(const StencilLaunch<T, Eq>& l, const SweepS
 // A map over the allocation of the grid whose interior point (0,0,0) is at `origin`, with its
 // pitch (sy), plane (sz), interior ny, nz and halo r; interior (0,0,0) sits at map coordinates
 // (gx0, gy0, gz0). Boxes of box_x x box_y x 1 points; outside the map the copy engine fills zeros.
+// promote: the L2 fetches 256-byte blocks around each miss, else only the sectors asked for
+// (TIERSIM_TMA_L2_PROMOTION overrides either).
 template <class T>
 CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny, int nz, int r, int gx0, int gy0,
-                            int gz0, int box_x, int box_y);
+                            int gz0, int box_x, int box_y, bool promote);
 
 // The files with a __constant__ bank (stencil_coeff_bank.cuh): each fills its own.
 void upload_untiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);  // stencil_untiled.cu

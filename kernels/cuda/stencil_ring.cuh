@@ -73,6 +73,14 @@ template <class T, class Eq, int R, bool TMA>
 constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
                                    !(Eq::kPreviousLevel && (R == 4 || (R == 3 && sizeof(T) == 8))) &&
                                    !(Eq::kFields == 2 && R == 4));
+// The bulk copy's L2 promotion: 256-byte blocks around each miss, or only the sectors asked for.
+// Without it the heat ring reads 5-6% fewer DRAM bytes in the same time (Nsight Compute, heat
+// fp32 512^3 on an H200: R = 2 619 -> 585 MB a step, R = 4 632 -> 598 MB), and the wave (both
+// precisions; it reads u(t - dt) beside the copies) and fp64 from R = 3 run faster without it (the
+// wave fp32 R = 1 on an H100: 91.5 -> 96.7% of copy), one field in fp32, fp64 at R = 2 and
+// Gray-Scott 0.2-1.6 points slower (docs/performance.md, "The bulk copy's L2 promotion").
+template <class T, class Eq, int R>
+constexpr bool kTmaPromote = !Eq::kPreviousLevel && !(sizeof(T) == 8 && R >= 3);
 template <class T, class Eq, int R, int BY, int P, int RY, bool TMA>
 constexpr bool kRingYWrapsBuilt = (kRingXWrapsBuilt<T, Eq, R, TMA> &&
                                    Ring<T, R, Eq::kFields, BY, P, RY, TMA, true, true>::smem_bytes <= 227 * 1024);
@@ -310,11 +318,14 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
     a.gx0 = int(a.sy) - a.xlimit, a.gy0 = l.in[0].r, a.gz0 = l.in[0].r;
     for (int f = 0; f < K::NS; ++f) {
       const T* const origin = f ? a.in1 : a.in0;
-      maps.m[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS);
+      maps.m[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS,
+                                  kTmaPromote<T, Eq, R>);
       if (a.xwraps)
-        maps.s[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, G::XV, K::ROWS);
+        maps.s[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, G::XV, K::ROWS,
+                                    kTmaPromote<T, Eq, R>);
       if (a.ywraps)
-        maps.y[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, R);
+        maps.y[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, R,
+                                    kTmaPromote<T, Eq, R>);
     }
   }
   static bool configured = false;

@@ -25,19 +25,22 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-// L2 promotion of the copy engine's reads (TIERSIM_TMA_L2_PROMOTION=none|64|128|256, for the
-// benchmark's sweeps): how much the L2 fetches from DRAM around each miss.
-CUtensorMapL2promotion tma_l2_promotion() {
-  static const CUtensorMapL2promotion p = [] {
+// L2 promotion of the copy engine's reads: how much the L2 fetches from DRAM around each miss,
+// 256 bytes or none as the ring asks (stencil_ring.cuh, kTmaPromote), unless
+// TIERSIM_TMA_L2_PROMOTION=none|64|128|256 sets it for every map (the benchmark's sweeps).
+CUtensorMapL2promotion tma_l2_promotion(bool promote) {
+  static const int forced = [] {
     const char* e = std::getenv(env::kTmaL2Promotion);
-    const std::string v = e ? e : "256";
-    if (v == "none") return CU_TENSOR_MAP_L2_PROMOTION_NONE;
-    if (v == "64") return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
-    if (v == "128") return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-    if (v == "256") return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    if (!e) return -1;
+    const std::string v = e;
+    if (v == "none") return int(CU_TENSOR_MAP_L2_PROMOTION_NONE);
+    if (v == "64") return int(CU_TENSOR_MAP_L2_PROMOTION_L2_64B);
+    if (v == "128") return int(CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+    if (v == "256") return int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     throw Error("TIERSIM_TMA_L2_PROMOTION must be none, 64, 128 or 256, not '" + v + "'");
   }();
-  return p;
+  if (forced >= 0) return CUtensorMapL2promotion(forced);
+  return promote ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE;
 }
 
 }  // namespace
@@ -47,7 +50,7 @@ CUtensorMapL2promotion tma_l2_promotion() {
 // cp.async path writes zeros too).
 template <class T>
 CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny, int nz, int r, int gx0, int gy0,
-                            int gz0, int box_x, int box_y) {
+                            int gz0, int box_x, int box_y, bool promote) {
   const T* base = origin - (gx0 + gy0 * sy + gz0 * sz);
   const cuuint64_t dims[3] = {cuuint64_t(sy), cuuint64_t(ny + 2 * r), cuuint64_t(nz + 2 * r)};
   const cuuint64_t strides[2] = {cuuint64_t(sy) * sizeof(T), cuuint64_t(sz) * sizeof(T)};
@@ -57,14 +60,15 @@ CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny,
   const CUresult e =
       tensor_map_encoder()(&m, sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
                            const_cast<T*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           CU_TENSOR_MAP_SWIZZLE_NONE, tma_l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                           CU_TENSOR_MAP_SWIZZLE_NONE, tma_l2_promotion(promote), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (e != CUDA_SUCCESS)
     throw Error("stencil: tensor map for the bulk tensor copy refused (CUresult " + std::to_string(int(e)) + ")");
   return m;
 }
 
-template CUtensorMap encode_grid_map<float>(const float*, long long, long long, int, int, int, int, int, int, int, int);
+template CUtensorMap encode_grid_map<float>(const float*, long long, long long, int, int, int, int, int, int, int, int,
+                                            bool);
 template CUtensorMap encode_grid_map<double>(const double*, long long, long long, int, int, int, int, int, int, int,
-                                             int);
+                                             int, bool);
 
 }  // namespace tiersim::cuda
