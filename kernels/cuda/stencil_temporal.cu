@@ -79,23 +79,25 @@
 // of H0 x 512 B; at R = 4 one region of 32 rows takes 176-208 KB, so one block per SM.
 //
 // Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted; XR: exchange rings):
-//   R = 1, TMAX 3: 16 x 2, D 2 (default in fp32, XR; 144 / 192 KB): 125 / 127 registers, no spills;
-//          TMAX 4: 12 x 2, D 2 (default in fp64, and for T = 4; XR; 132 / 168 KB): 161 / 163, no spills;
-//                  8 x 4, D 2 (XR; 176 / 224 KB): 254 / 255, wave 4 B spilled; 16 x 2 (heat, XR):
-//                  128, 152 B spilled;
-//   R = 2, TMAX 2: 16 x 2, D 2 (default; 128 / 176 KB): 128 / 128, wave 8 B spilled (fp64: heat 8 B);
-//          TMAX 3: 12 x 2, D 2 (for T = 3; 108 / 144 KB): 168 / 168, no spills;
-//                  8 x 4, D 2 (144 / 192 KB): 255 / 255, heat 60 B, wave 8 B spilled;
-//   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; 156 / 156 KB): 168 / 168, heat 96 B spilled;
-//   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 1160 / 1024 B spilled;
-//                  12 x 2, D 1 (132 / 156 KB): 168, 848 / 708 B spilled;
-//   fp64 (the same bytes per vector, no XR): R = 1 12 x 2 154 / 162, 8 x 4 (heat) 255, no spills;
-//   R = 2 168; R = 3 168, heat 16 B spilled; R = 4 8 x 4 255, 640 / 204 B spilled;
-//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB): fp32 168, fp64 185, no spills.
-// R = 4 does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a
-// 9-plane queue exceed the register file for any region tall enough to keep an output (2 T R = 16
-// rows of halo). What would: the queue only for the rows level 2 reads in z (rows 2R .. H0 - 2R),
-// the outer rows of level 1 passed on through a shared delay ring of R + 1 planes.
+//   R = 1, TMAX 3: 16 x 2, D 2 (default in fp32, XR; 144 / 192 KB): 125 / 123 registers, no spills;
+//          TMAX 4: 12 x 2, D 2 (default in fp64, and for T = 4; XR; 132 / 168 KB): 161 / 149, no spills;
+//                  8 x 4, D 2 (XR; 176 / 224 KB): 246 / 249, no spills; 16 x 2 (heat, XR): 128, 60 B
+//                  spilled;
+//   R = 2, TMAX 2: 16 x 2, D 2 (default; 128 / 176 KB): 128 / 127, no spills (fp64 128 / 128);
+//          TMAX 3: 12 x 2, D 2 (for T = 3; 108 / 144 KB): 165 / 167, no spills;
+//                  8 x 4, D 2 (144 / 192 KB): 255 / 253, no spills;
+//   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; 156 / 156 KB): 161 / 158, no spills;
+//   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 172 / 280 B spilled;
+//                  12 x 2, D 1 (132 / 156 KB): 168, 564 / 268 B spilled;
+//   fp64 (the same bytes per vector, no XR): R = 1 12 x 2 149 / 157, 8 x 4 (heat) 242, no spills;
+//   R = 2, 3 168, no spills; R = 4 8 x 4 255, 464 / 392 B spilled;
+//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB): fp32 149, fp64 168, no spills.
+// Each level's rows are computed straight into their slot of the queue (the plane 2R + 1 below,
+// which no level reads any more), so a level holds no second copy of its results. R = 4 still
+// does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a 9-plane
+// queue exceed the register file for any region tall enough to keep an output (2 T R = 16 rows of
+// halo). What would: the queue only for the rows level 2 reads in z (rows 2R .. H0 - 2R), the
+// outer rows of level 1 passed on through a shared delay ring of R + 1 planes.
 //
 // How many steps (temporal_default_steps): T = 4 at R = 1, 2 at R = 2..4 and for Gray-Scott
 // (two fields: twice the queues), clamped by the default shape's TMAX (3 for fp32 at R = 1: the
@@ -308,7 +310,9 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   // where used, the edge lanes' slow path, instead of held in registers through the z loop.
   auto xoff = [&](int e) { return fixed ? gx + e : wrap(gx + e, a.nx); };
   const int yneed1 = min(oy0 + a.hout, a.ny) + TR;
-  int yrw[RY];  // the row read for row r: wrapped (periodic), or the row itself (fixed, if interior)
+  // Offset in a plane of the vector read for row r: its row wrapped (periodic) or itself (fixed, if
+  // interior), at column gxs; held through the z loop, so that a plane's copies add only its offset.
+  int rowoff[RY];
   unsigned yload = 0, yin = 0, yprev = 0;  // bit r: row r is loaded / interior / reads u(t - dt)
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -318,9 +322,10 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
     yload |= unsigned(ld) << r;
     yin |= unsigned(in) << r;
     yprev |= unsigned(ld && r0 + r >= R && r0 + r < H0 - R) << r;
-    yrw[r] = fixed ? (in ? gy : 0) : wrap(gy, a.ny);
+    rowoff[r] = (fixed ? (in ? gy : 0) : wrap(gy, a.ny)) * int(a.sy) + gxs;
   }
   const unsigned xall = (1u << VW) - 1;
+  const bool lean = !fixed && xvec;  // every copy of this thread one 16-byte vector
   // Output: rows T R .. H0 - T R - 1 of the region, lanes xh .. W0 - xh - 1, interior only.
   unsigned orow = 0;
 #pragma unroll
@@ -334,16 +339,16 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
       st16(dst, splat16(bv));
       return;
     }
-    const T* const src = field + zo + (long long)yrw[r] * a.sy;
+    const T* const src = field + zo + rowoff[r];
     if (xvec) {
-      cp_async16(dst, src + gxs);
+      cp_async16(dst, src);
     } else if (xin == 0) {
       st16(dst, splat16(bv));
     } else {
 #pragma unroll
       for (int e = 0; e < VW; ++e)
         if ((xin >> e) & 1u)
-          cp_async_elem<int(sizeof(T))>(dst + e, src + xoff(e));
+          cp_async_elem<int(sizeof(T))>(dst + e, src - gxs + xoff(e));
         else
           dst[e] = bv;
     }
@@ -361,7 +366,13 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
       for (int f = 0; f < NF; ++f)
 #pragma unroll
         for (int r = 0; r < RY; ++r)
-          if ((yload >> r) & 1u) copy_vec(ring + (slot * NF + f) * PL + sown + r * W0, a.in[f], zo, zin, r, a.bv[f]);
+          if ((yload >> r) & 1u) {
+            T* const dst = ring + (slot * NF + f) * PL + sown + r * W0;
+            if (lean)  // periodic, whole vectors: one copy, no tests
+              cp_async16(dst, a.in[f] + zo + rowoff[r]);
+            else
+              copy_vec(dst, a.in[f], zo, zin, r, a.bv[f]);
+          }
       if constexpr (EQ == kWave) {
         const int zp = cz - R;
         const bool pmem = zp >= -a.zlo && zp < a.nz + a.zhi;
@@ -369,7 +380,13 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
         const long long po = (long long)(pmem || fixed ? zp : wrap(zp, a.nz)) * a.sz;
 #pragma unroll
         for (int r = 0; r < RY; ++r)
-          if ((yprev >> r) & 1u) copy_vec(pring + pslot * PL + sown + r * W0, a.in[1], po, pin, r, a.bv[1]);
+          if ((yprev >> r) & 1u) {
+            T* const dst = pring + pslot * PL + sown + r * W0;
+            if (lean)
+              cp_async16(dst, a.in[1] + po + rowoff[r]);
+            else
+              copy_vec(dst, a.in[1], po, pin, r, a.bv[1]);
+          }
       }
     }
     cp_async_commit();
@@ -381,48 +398,46 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   // read only for points no output depends on).
   auto yrow = [&](int row) { return min(max(row, 0), H0 - 1) * W0 + lane * VW; };
 
-  // Fixed boundaries: points outside the interior hold the boundary value at every level.
-  auto fix_row = [&](V<T>(&v)[NF], int r, int k) {
-    if (!fixed) return;
-    const bool in = k >= -a.zlo && k < a.nz + a.zhi && ((yin >> r) & 1u);
-    if (in && xin == xall) return;
+  // Fixed boundaries: points outside the interior hold the boundary value at every level (a
+  // level's rows at plane k, tested once for all rows: periodic runs skip it).
+  auto fix_rows = [&](V<T>(&res)[NF][RY], int k) {
+    const bool zin = k >= -a.zlo && k < a.nz + a.zhi;
 #pragma unroll
-    for (int e = 0; e < VW; ++e)
-      if (!(in && ((xin >> e) & 1u)))
+    for (int r = 0; r < RY; ++r) {
+      const bool in = zin && ((yin >> r) & 1u);
+      if (in && xin == xall) continue;
 #pragma unroll
-        for (int f = 0; f < NF; ++f) v[f].e[e] = a.bv[f];
+      for (int e = 0; e < VW; ++e)
+        if (!(in && ((xin >> e) & 1u)))
+#pragma unroll
+          for (int f = 0; f < NF; ++f) res[f][r].e[e] = a.bv[f];
+    }
   };
   // The last level of the pass: its interior points of the output tile to global memory; the
   // wave's second output is the level below (c1: its centre plane).
-  auto output_row = [&](const V<T>(&v)[NF], const V<T>& c1, int r, int k) {
+  auto output_row = [&](const V<T>(&res)[NF][RY], const V<T>& c1, int r, int k) {
     if (!olane || !((orow >> r) & 1u)) return;
-    const long long o = (long long)k * a.sz + (long long)(gy0 + r) * a.sy + gx;
-    const V<T>& o1 = EQ == kWave ? c1 : v[NF - 1];
+    const long long o = (long long)k * a.sz + ((gy0 + r) * int(a.sy) + gx);
+    const V<T>& v = res[0][r];
+    const V<T>& o1 = EQ == kWave ? c1 : res[NF - 1][r];
     if (gx + VW <= a.nx) {
-      st16(a.out[0] + o, v[0]);
+      st16(a.out[0] + o, v);
       if constexpr (EQ != kHeat) st16(a.out[1] + o, o1);
     } else {
       for (int e = 0; e < VW && gx + e < a.nx; ++e) {
-        a.out[0][o + e] = v[0].e[e];
+        a.out[0][o + e] = v.e[e];
         if constexpr (EQ != kHeat) a.out[1][o + e] = o1.e[e];
       }
     }
   };
-  // The same for all RY rows of a level (C: the level below, the wave's second output).
-  auto finish = [&](V<T>(&res)[NF][RY], const V<T>(&C)[NF][RY], int k, bool last, V<T>(&dst)[NF][RY]) {
+  // A level's rows once computed (in place: its queue slot, or the last level's own registers):
+  // fixed boundaries applied; the last level's to global memory (C: the level below, the wave's
+  // second output).
+  auto finish = [&](V<T>(&res)[NF][RY], const V<T>(&C)[NF][RY], int k, bool last) {
+    if (fixed) fix_rows(res, k);
+    if (last)
 #pragma unroll
-    for (int r = 0; r < RY; ++r) {
-      V<T> v[NF];
-#pragma unroll
-      for (int f = 0; f < NF; ++f) v[f] = res[f][r];
-      fix_row(v, r, k);
-      if (last) {
-        output_row(v, C[0][r], r, k);
-      } else {
-#pragma unroll
-        for (int f = 0; f < NF; ++f) dst[f][r] = v[f];
-      }
-    }
+      for (int r = 0; r < RY; ++r) output_row(res, C[0][r], r, k);
   };
 
   // q[L-1][slot][f][r]: level L (1..TMAX-1) of plane p in slot (p + L R - i0) mod Q, so that at
@@ -470,7 +485,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
       // window are shared loads.
       if (i >= i0 + 2 * R && warp_active(1)) {
         const int sc = rslot(R);
-        V<T> C[NF][RY], YS[NF][2 * R], res[NF][RY];
+        V<T> C[NF][RY], YS[NF][2 * R];
 #pragma unroll
         for (int f = 0; f < NF; ++f) {
           const T* const b = ring + (sc * NF + f) * PL;
@@ -484,8 +499,9 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
         }
         auto Z = [&](int f, int r, int d) { return ld16(ring + (rslot(R - d) * NF + f) * PL + sown + r * W0); };
         auto UP = [&](int r) { return ld16(pring + psl * PL + sown + r * W0); };
-        level_update<T, R, EQ, NF, RY>(a, C, YS, Z, UP, res);
-        finish(res, C, i - R, steps == 1, q[0][s]);
+        // Straight into its queue slot (the slot's plane, 2R + 1 below, is no longer read).
+        level_update<T, R, EQ, NF, RY>(a, C, YS, Z, UP, q[0][s]);
+        finish(q[0][s], C, i - R, steps == 1);
         if constexpr (G::XR)
           if (steps > 1) store_edges(xplane(1, xs), q[0][s]);
       }
@@ -508,7 +524,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
           __syncthreads();
         }
         if (i >= i0 + 2 * t * R && warp_active(t)) {
-          V<T> YS[NF][2 * R], res[NF][RY];
+          V<T> YS[NF][2 * R];
 #pragma unroll
           for (int f = 0; f < NF; ++f)
 #pragma unroll
@@ -523,11 +539,18 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
             if (t == 2) return ld16(ring + rslot(2 * R) * NF * PL + sown + r * W0);
             return q[t >= 3 ? t - 3 : 0][(s + 1) % Q][0][r];
           };
-          level_update<T, R, EQ, NF, RY>(a, q[L][cs], YS, Z, UP, res);
-          const bool last = t == TMAX || t == steps;
-          finish(res, q[L][cs], i - t * R, last, q[t - 1 < NQ ? t - 1 : NQ - 1][s]);
-          if constexpr (G::XR)
-            if (!last) store_edges(xplane(t, xs), q[t - 1 < NQ ? t - 1 : NQ - 1][s]);
+          if (t < TMAX) {  // straight into the queue slot of level t, as level 1
+            V<T>(&res)[NF][RY] = q[t - 1 < NQ ? t - 1 : NQ - 1][s];
+            level_update<T, R, EQ, NF, RY>(a, q[L][cs], YS, Z, UP, res);
+            const bool last = t == steps;
+            finish(res, q[L][cs], i - t * R, last);
+            if constexpr (G::XR)
+              if (!last) store_edges(xplane(t, xs), res);
+          } else {  // the kernel's last level: no queue
+            V<T> res[NF][RY];
+            level_update<T, R, EQ, NF, RY>(a, q[L][cs], YS, Z, UP, res);
+            finish(res, q[L][cs], i - t * R, true);
+          }
         }
       }
       if (++sl == NB0) sl = 0;
@@ -784,6 +807,10 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   const int nin = stencil_field_count(eq), nout = eq == Equation::Heat ? 1 : 2;
   const GridView<T>& g = in[0];
   if (g.nx < 1 || g.ny < 1 || g.nz < 1) throw Error(what + ": empty grid");
+  // The kernel holds a row's offset within a plane in 32 bits (rowoff).
+  if (g.sz > 0x7fffffffLL)
+    throw Error(what + ": an x-y plane of " + std::to_string(g.sz) +
+                " points is more than the kernel addresses (2^31)");
   auto same = [&](const GridView<T>& v) {
     return v.origin && v.nx == g.nx && v.ny == g.ny && v.nz == g.nz && v.sy == g.sy && v.sz == g.sz;
   };
