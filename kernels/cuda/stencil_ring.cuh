@@ -77,8 +77,8 @@ constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
 // Without it the heat ring reads 5-6% fewer DRAM bytes in the same time (Nsight Compute, heat
 // fp32 512^3 on an H200: R = 2 619 -> 585 MB a step, R = 4 632 -> 598 MB), and the wave (both
 // precisions; it reads u(t - dt) beside the copies) and fp64 from R = 3 run faster without it (the
-// wave fp32 R = 1 on an H100: 91.5 -> 96.7% of copy), one field in fp32, fp64 at R = 2 and
-// Gray-Scott 0.2-1.6 points slower (docs/performance.md, "The bulk copy's L2 promotion").
+// wave fp32 R = 1 on an H100: 91.5 -> 96.7% of copy), while one field in fp32 and Gray-Scott ran
+// 0.4-1.6 points slower and fp64 at R = 2 even (docs/performance.md, "The bulk copy's L2 promotion").
 template <class T, class Eq, int R>
 constexpr bool kTmaPromote = !Eq::kPreviousLevel && !(sizeof(T) == 8 && R >= 3);
 template <class T, class Eq, int R, int BY, int P, int RY, bool TMA>
