@@ -103,7 +103,8 @@
 // (two fields: twice the queues), clamped by the default shape's TMAX (3 for fp32 at R = 1: the
 // 16-warp shape fusing 3 steps beat 12 warps fusing 4, H200, heat 0.2427 against 0.2593 ms per step,
 // the wave 0.2929 against 0.3229; at R = 2 16 warps fusing 2 beat 12, heat 0.3664 against 0.4515,
-// in fp64 0.7683 against 0.9241), lowered to 2 where the
+// in fp64 0.7683 against 0.9241; the wave in fp32 at R = 1 where the L2 is under 56 MB asks for 4
+// and so runs 12 x 2, temporal_default_steps), lowered to 2 where the
 // whole state fits in half the device's L2 (the single-step kernels then run from L2 and the
 // redundant work weighs more), and while less than a quarter of the region would be output.
 // Why these: the queue registers grow as (T - 1)(2R + 1), the output share of a 24-row region as
@@ -754,9 +755,15 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
   if (temporal_shapes(eq, R, fp64).empty())
     throw Error("--tiling temporal: no temporally blocked kernel for this equation at R = " + std::to_string(R));
   const std::size_t scalar = fp64 ? 8 : 4;
+  TemporalOptions o = opt;
+  // The wave in fp32 at R = 1 where the L2 is under 56 MB (the H100's 50 MB against the H200's 60,
+  // as stencil_shapes.cuh's deep_memory tells them apart): the first shape fusing 4 steps (12 x 2)
+  // ran 0.2845 ms a step against 0.3437 for the first shape's 3 (16 x 2), while on the H200 16 x 2
+  // stays ahead, 0.2748 against 0.2831 (512^3, commit 013d1d5; docs/performance.md).
+  if (e == kWave && !fp64 && R == 1 && d.l2_bytes && d.l2_bytes < (std::size_t(56) << 20) && o.steps < 4) o.steps = 4;
   const TemporalShape sh =
-      fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, opt, d.smem_optin_per_block)].shape
-           : entries<float>(e, R)[pick_shape(entries<float>(e, R), e, R, opt, d.smem_optin_per_block)].shape;
+      fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, o, d.smem_optin_per_block)].shape
+           : entries<float>(e, R)[pick_shape(entries<float>(e, R), e, R, o, d.smem_optin_per_block)].shape;
   const std::size_t state = std::size_t(stencil_field_count(eq)) * std::size_t(nx) * ny * nz * scalar;
   return default_steps(e, R, sh, int(16 / scalar), state, d.l2_bytes);
 }
