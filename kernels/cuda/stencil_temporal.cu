@@ -76,22 +76,25 @@
 // thread (R = 1, T = 4, RY = 2: 72 registers; R = 4, T = 2, RY = 4: 144), and level 1's loads
 // another 4 (RY + 2R + 2R RY) registers, against 65536 per SM for one block of BY warps. Shared
 // memory holds the ring, the exchange planes and the wave's ring: (2R + 1 + D + NNB + NBP) planes
-// of H0 x 512 B; at R = 4 one region of 32 rows takes 176-208 KB, so one block per SM.
+// of H0 (+ 2R padding rows, Geo::YP) x 512 B; at R = 4 one region of 32 rows takes 208-220 KB, so
+// one block per SM.
 //
-// Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted; XR: exchange rings):
-//   R = 1, TMAX 3: 16 x 2, D 2 (default in fp32, XR; 144 / 192 KB): 125 / 123 registers, no spills;
-//          TMAX 4: 12 x 2, D 2 (default in fp64, and for T = 4; XR; 132 / 168 KB): 161 / 149, no spills;
-//                  8 x 4, D 2 (XR; 176 / 224 KB): 246 / 249, no spills; 16 x 2 (heat, XR): 128, 60 B
+// Shapes (BY x RY, D; -Xptxas -v, sm_90, CUDA 13.0; fp32 heat / wave unless noted; XR: exchange
+// rings; spills: bytes stored):
+//   R = 1, TMAX 3: 16 x 2, D 2 (default in fp32, XR; 144 / 192 KB): 123 / 123 registers, no spills;
+//          TMAX 4: 12 x 2, D 2 (default in fp64, and for T = 4; XR; 132 / 168 KB): 151 / 151, no spills;
+//                  8 x 4, D 2 (XR; 176 / 224 KB): 246 / 255, no spills; 16 x 2 (heat, XR): 128, 28 B
 //                  spilled;
-//   R = 2, TMAX 2: 16 x 2, D 2 (default; 128 / 176 KB): 128 / 127, no spills (fp64 128 / 128);
-//          TMAX 3: 12 x 2, D 2 (for T = 3; 108 / 144 KB): 165 / 167, no spills;
-//                  8 x 4, D 2 (144 / 192 KB): 255 / 253, no spills;
-//   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; 156 / 156 KB): 161 / 158, no spills;
-//   R = 4, TMAX 2: 8 x 4, D 1 (default; 176 / 208 KB): 255, 172 / 280 B spilled;
-//                  12 x 2, D 1 (132 / 156 KB): 168, 564 / 268 B spilled;
-//   fp64 (the same bytes per vector, no XR): R = 1 12 x 2 149 / 157, 8 x 4 (heat) 242, no spills;
-//   R = 2, 3 168, no spills; R = 4 8 x 4 255, 464 / 392 B spilled;
-//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB): fp32 149, fp64 168, no spills.
+//   R = 2, TMAX 2: 16 x 2, D 2 (default; 128 / 176 KB): 128 / 128, no spills;
+//          TMAX 3: 12 x 2, D 2 (for T = 3; 108 / 144 KB): 166 / 167, no spills;
+//                  8 x 4, D 2 (144 / 192 KB): 255 / 255, 4 / 0 B spilled;
+//   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; padded, 195 / 195 KB): 163 / 160, no spills;
+//   R = 4, TMAX 2: 8 x 4, D 1 (default; padded 220 / unpadded 208 KB): 255, 136 / 316 B spilled;
+//                  12 x 2, D 1 (padded, 176 / 208 KB): 168, 404 / 128 B spilled;
+//   fp64 (the same bytes per vector, no XR; padded): R = 1 12 x 2 (91 / 130 KB) 152 / 160, 8 x 4
+//   255 / 255, no spills; R = 2 16 x 2 128, R = 2 12 x 2 and R = 3 168, no spills; R = 4 8 x 4 255,
+//   1,032 / 488 B spilled;
+//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB; fp64 padded, 108 KB): fp32 153, fp64 177, no spills.
 // Each level's rows are computed straight into their slot of the queue (the plane 2R + 1 below,
 // which no level reads any more), so a level holds no second copy of its results. R = 4 still
 // does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a 9-plane
@@ -209,7 +212,6 @@ struct Geo {
   static constexpr int NF = EQ == kGrayScott ? 2 : 1;  // fields with neighbours
   static constexpr int NB0 = 2 * R + 1 + D;            // input ring: the z window and D planes in flight
   static constexpr int NBP = EQ == kWave ? D + 1 : 0;  // the wave's u(t - dt): own column, D planes ahead
-  static constexpr int PL = W0 * H0;                   // one field's plane in shared memory (elements)
   // Exchange planes of levels 1..T-1 (their y neighbours). XR: a ring of R + 1 per level, each
   // level's plane stored the step it is computed and read R steps later, when the level above
   // reaches it, so that the step's one barrier (before level 1) orders every write and read; else
@@ -219,10 +221,22 @@ struct Geo {
   // 0.687) and in fp64 at R = 1 (heat 0.608 / 0.587, the wave 0.703 / 0.675), and is even for heat
   // at R = 2 and Gray-Scott. Only where it fits in shared memory.
   static constexpr bool XR = std::is_same_v<T, float> && EQ != kGrayScott && (R == 1 || (R == 3 && EQ == kHeat)) &&
-                             (std::size_t(NB0 + (TMAX - 1) * (R + 1)) * NF + NBP) * PL * sizeof(T) <= 227 * 1024;
+                             (std::size_t(NB0 + (TMAX - 1) * (R + 1)) * NF + NBP) * W0 * H0 * sizeof(T) <= 227 * 1024;
   static constexpr int NNB = XR ? (TMAX - 1) * (R + 1) : TMAX >= 3 ? 2 : TMAX == 2 ? 1 : 0;
   static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;  // register queues: levels 1..TMAX-1
-  static constexpr std::size_t smem_bytes = (std::size_t(NB0 + NNB) * NF + NBP) * PL * sizeof(T);
+  static constexpr int NPL = (NB0 + NNB) * NF + NBP;  // planes in shared memory
+  // R rows of padding above and below every plane: the y neighbours of the region's first and
+  // last rows (garbage there, read only for points no output depends on) are then at a fixed
+  // offset from a thread's own rows, as every other row's, instead of behind a clamp to the region
+  // computed at every level. Where it measured faster (512^3, H200, ms per step, padded against
+  // clamped): fp64 (heat R = 1, 2, 4 0.484 / 0.497, 0.684 / 0.713, 3.28 / 3.41) and from R = 3
+  // (heat fp32 R = 4 1.73 / 1.83, the wave R = 3 1.26 / 1.33, in fp64 1.77 / 2.07); in fp32 at
+  // R <= 2 it was mixed (heat R = 1 0.213 / 0.210, the wave R = 2 0.472 / 0.456), so there the
+  // clamp stays. Only where it fits (not the wave at R = 4 in 8 x 4: 260 KB).
+  static constexpr bool kPad = !std::is_same_v<T, float> || R >= 3;
+  static constexpr int YP = kPad && std::size_t(NPL) * W0 * (H0 + 2 * R) * sizeof(T) <= 227 * 1024 ? R : 0;
+  static constexpr int PL = W0 * (H0 + 2 * YP);  // one field's plane in shared memory (elements)
+  static constexpr std::size_t smem_bytes = std::size_t(NPL) * PL * sizeof(T);
 };
 
 // One level's update of a thread's RY x VW points: C the centre plane (own rows), YS the rows
@@ -293,8 +307,8 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   const int gx = ox0 - a.xh + lane * VW;  // global x of this lane's vector (region x0 = ox0 - xh)
   const int gy0 = oy0 - TR + r0;          // global y of row r0 (region y0 = oy0 - T R)
   const int zo0 = blockIdx.z * a.zchunk, zo1 = min(zo0 + a.zchunk, a.nz);
-  const int i0 = zo0 - TR, iend = zo1 + TR;  // input planes this block reads
-  const int sown = r0 * W0 + lane * VW;      // shared offset of this thread's first vector
+  const int i0 = zo0 - TR, iend = zo1 + TR;        // input planes this block reads
+  const int sown = (G::YP + r0) * W0 + lane * VW;  // shared offset of this thread's first vector
   const bool fixed = a.fixed != 0;
 
   // Where this thread's vectors come from. Loads only inside the region the output depends on
@@ -327,20 +341,34 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   }
   const unsigned xall = (1u << VW) - 1;
   const bool lean = !fixed && xvec;  // every copy of this thread one 16-byte vector
-  // Output: rows T R .. H0 - T R - 1 of the region, lanes xh .. W0 - xh - 1, interior only.
-  unsigned orow = 0;
-#pragma unroll
-  for (int r = 0; r < RY; ++r) orow |= unsigned(r0 + r >= TR && r0 + r < H0 - TR && gy0 + r < a.ny) << r;
+  // Output: rows T R .. H0 - T R - 1 of the region, lanes xh .. W0 - xh - 1, interior only (bit r:
+  // row r), the vector whole or element by element where it straddles the far edge (owhole).
   const bool olane = lane * VW >= a.xh && lane * VW < W0 - a.xh && gx < a.nx;
+  unsigned omask = 0;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) omask |= unsigned(olane && r0 + r >= TR && r0 + r < H0 - TR && gy0 + r < a.ny) << r;
+  const bool owhole = gx + VW <= a.nx;
+  // The plane the pass's last level computes at step i, i - T R: whichever level is the last, its
+  // output address is the same expression, computed once a step.
+  int kout = i0 - TR;
+  // Levels a warp computes (bit t): its rows meet rows t R .. H0 - t R of the region.
+  unsigned wact = 0;
+#pragma unroll
+  for (int t = 1; t <= TMAX; ++t) wact |= unsigned(r0 + RY > t * R && r0 < H0 - t * R) << t;
 
-  // One vector of field f at plane z, row r of this thread, into shared memory (cp.async; the
-  // boundary value where the point is outside the interior; zin: plane z is interior (fixed)).
-  auto copy_vec = [&](T* dst, const T* field, long long zo, bool zin, int r, T bv) {
+  // One vector of a field at plane z, row r of this thread, into shared memory (cp.async; the
+  // boundary value where the point is outside the interior; pz: the field's plane z, zin: plane z
+  // is interior (fixed)).
+  auto copy_vec = [&](T* dst, const T* pz, bool zin, int r, T bv) {
+    const T* const src = pz + rowoff[r];
+    if (lean) {  // periodic, whole vectors: one copy, no tests
+      cp_async16(dst, src);
+      return;
+    }
     if (!zin || !((yin >> r) & 1u)) {
       st16(dst, splat16(bv));
       return;
     }
-    const T* const src = field + zo + rowoff[r];
     if (xvec) {
       cp_async16(dst, src);
     } else if (xin == 0) {
@@ -364,40 +392,30 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
       const bool zin = zmem || !fixed;
       const long long zo = (long long)(zmem || fixed ? cz : wrap(cz, a.nz)) * a.sz;
 #pragma unroll
-      for (int f = 0; f < NF; ++f)
+      for (int f = 0; f < NF; ++f) {
+        const T* const pz = a.in[f] + zo;
 #pragma unroll
         for (int r = 0; r < RY; ++r)
-          if ((yload >> r) & 1u) {
-            T* const dst = ring + (slot * NF + f) * PL + sown + r * W0;
-            if (lean)  // periodic, whole vectors: one copy, no tests
-              cp_async16(dst, a.in[f] + zo + rowoff[r]);
-            else
-              copy_vec(dst, a.in[f], zo, zin, r, a.bv[f]);
-          }
+          if ((yload >> r) & 1u) copy_vec(ring + (slot * NF + f) * PL + sown + r * W0, pz, zin, r, a.bv[f]);
+      }
       if constexpr (EQ == kWave) {
         const int zp = cz - R;
         const bool pmem = zp >= -a.zlo && zp < a.nz + a.zhi;
         const bool pin = pmem || !fixed;
-        const long long po = (long long)(pmem || fixed ? zp : wrap(zp, a.nz)) * a.sz;
+        const T* const pz = a.in[1] + (long long)(pmem || fixed ? zp : wrap(zp, a.nz)) * a.sz;
 #pragma unroll
         for (int r = 0; r < RY; ++r)
-          if ((yprev >> r) & 1u) {
-            T* const dst = pring + pslot * PL + sown + r * W0;
-            if (lean)
-              cp_async16(dst, a.in[1] + po + rowoff[r]);
-            else
-              copy_vec(dst, a.in[1], po, pin, r, a.bv[1]);
-          }
+          if ((yprev >> r) & 1u) copy_vec(pring + pslot * PL + sown + r * W0, pz, pin, r, a.bv[1]);
       }
     }
     cp_async_commit();
     ++cz;
   };
 
-  auto warp_active = [&](int t) { return r0 + RY > t * R && r0 < H0 - t * R; };  // rows meet t R .. H0 - t R
-  // Shared offset of region row `row` at this lane (rows outside the region clamp: garbage rows,
-  // read only for points no output depends on).
-  auto yrow = [&](int row) { return min(max(row, 0), H0 - 1) * W0 + lane * VW; };
+  auto warp_active = [&](int t) { return (wact >> t) & 1u; };
+  // Shared offset of region row `row` at this lane (rows outside the region: the padding rows, or
+  // clamped where there are none; garbage, read only for points no output depends on).
+  auto yrow = [&](int row) { return (G::YP ? row + G::YP : min(max(row, 0), H0 - 1)) * W0 + lane * VW; };
 
   // Fixed boundaries: points outside the interior hold the boundary value at every level (a
   // level's rows at plane k, tested once for all rows: periodic runs skip it).
@@ -416,12 +434,12 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   };
   // The last level of the pass: its interior points of the output tile to global memory; the
   // wave's second output is the level below (c1: its centre plane).
-  auto output_row = [&](const V<T>(&res)[NF][RY], const V<T>& c1, int r, int k) {
-    if (!olane || !((orow >> r) & 1u)) return;
-    const long long o = (long long)k * a.sz + ((gy0 + r) * int(a.sy) + gx);
+  auto output_row = [&](const V<T>(&res)[NF][RY], const V<T>& c1, int r) {
+    if (!((omask >> r) & 1u)) return;
+    const long long o = (long long)kout * a.sz + ((gy0 + r) * int(a.sy) + gx);
     const V<T>& v = res[0][r];
     const V<T>& o1 = EQ == kWave ? c1 : res[NF - 1][r];
-    if (gx + VW <= a.nx) {
+    if (owhole) {
       st16(a.out[0] + o, v);
       if constexpr (EQ != kHeat) st16(a.out[1] + o, o1);
     } else {
@@ -438,7 +456,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
     if (fixed) fix_rows(res, k);
     if (last)
 #pragma unroll
-      for (int r = 0; r < RY; ++r) output_row(res, C[0][r], r, k);
+      for (int r = 0; r < RY; ++r) output_row(res, C[0][r], r);
   };
 
   // q[L-1][slot][f][r]: level L (1..TMAX-1) of plane p in slot (p + L R - i0) mod Q, so that at
@@ -555,6 +573,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
         }
       }
       if (++sl == NB0) sl = 0;
+      ++kout;
       if (G::XR && ++xs == R + 1) xs = 0;
       if (EQ == kWave && ++psl == D + 1) psl = 0;
     }
@@ -593,7 +612,7 @@ void add(std::vector<Entry<T>>& v) {
 
 // The instantiated shapes (BY warps x RY rows per thread, D planes ahead, TMAX), the default
 // first; the others for the sweeps (TIERSIM_TEMPORAL_SHAPE, the benchmark). Registers and spills
-// of each: the file header. Second shapes only where a sweep is wanted (fp32, fp64 heat R = 1):
+// of each: the file header. Second shapes only where a sweep is wanted (R = 1 and 2):
 // every kernel here is unrolled 2R + 1 planes x TMAX levels deep, and compile time adds up.
 template <class T, int EQ>
 void build_entries(std::vector<Entry<T>>& v, int R) {
@@ -607,7 +626,7 @@ void build_entries(std::vector<Entry<T>>& v, int R) {
         // fp32: 16 x 2 fusing at most 3 steps (127 registers, 16 warps per SM) before 12 x 2 of 4.
         if constexpr (f32) add<T, 1, EQ, 3, 16, 2, 2>(v);
         add<T, 1, EQ, 4, 12, 2, 2>(v);
-        if constexpr (f32 || EQ == kHeat) add<T, 1, EQ, 4, 8, 4, 2>(v);
+        add<T, 1, EQ, 4, 8, 4, 2>(v);
         if constexpr (f32 && EQ == kHeat) add<T, 1, EQ, 4, 16, 2, 2>(v);
         break;
       case 2:
