@@ -25,6 +25,12 @@ struct DeviceInfo {
 };
 
 DeviceInfo query_device();  // cached after the first call
+// Where the sweeps' best shape differs between the two devices they ran on (both 132 SMs and
+// 228 KB of shared memory per SM): the H200's memory (4.8 TB/s) needs more bytes in flight than
+// the H100's (3.35 TB/s), so there the deeper pipelines (more rows per thread, the bulk-copy
+// ring, fewer fused steps) win where on the H100 occupancy does. Of the properties the runtime
+// reports, the L2 size tells them apart: 60 MB against 50 MB.
+inline bool deep_memory(std::size_t l2_bytes) { return l2_bytes >= (std::size_t(56) << 20); }
 // Several ranks on one node: rank `local_rank` takes GPU local_rank % (GPUs visible), so each
 // rank has its own GPU while there are enough and ranks share them round-robin beyond. Call
 // before anything touches the GPU; nothing without CUDA or without a GPU.

@@ -8,18 +8,11 @@
 
 #include "kernels/cuda/stencil_prefetch.cuh"
 #include "kernels/cuda/stencil_ring.cuh"
+#include "kernels/device_info.hpp"
 
 namespace tiersim::cuda {
 
-// Where the sweeps' best shape differs between the two devices they ran on (both 132 SMs and
-// 228 KB of shared memory per SM): the H200's memory (4.8 TB/s) needs more bytes in flight than
-// the H100's (3.35 TB/s), so there the deeper pipelines (more rows per thread, the bulk-copy
-// ring) win where on the H100 the register-prefetch kernel's occupancy does. Of the properties
-// the runtime reports, the L2 size tells them apart: 60 MB against 50 MB.
-template <class T, class Eq>
-bool deep_memory(const StencilLaunch<T, Eq>& l) {
-  return l.l2_bytes >= (56u << 20);
-}
+// Shapes that differ between devices choose by deep_memory (kernels/device_info.hpp).
 
 // Every bulk-copy ring marches z in clusters of kPairX x kPairY tiles paced plane by plane, so
 // that the halo a block reads from its neighbour across is still in L2 when it does: each row's
@@ -73,8 +66,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // register-prefetch kernel (8 x 1 held to 64 registers: 4 blocks an SM, 3 at 68 registers ran
     // 37% slower). Before Hopper: the cp.async ring of the same shape.
     if constexpr (R == 1 && !Eq::kPreviousLevel) {
-      if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 8, 2, 1, 4>(l, s);  // H200 87%, 4 x 2: 85%
-      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);                         // H100 91%, 8 x 1: 73%
+      if (deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 8, 2, 1, 4>(l, s);  // H200 87%, 4 x 2: 85%
+      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);                                  // H100 91%, 8 x 1: 73%
     } else if (l.cc_major < 9) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4>(l, s);
     } else {
@@ -82,7 +75,7 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       // against 83.5% for 8 x 4 (paired down, whole step); on the H200 8 x 4 (update 84.5% against
       // 84.0%).
       if constexpr (!Eq::kPreviousLevel && R == 2)
-        if (!deep_memory(l)) return launch_ring<T, R, Eq, CONST, 16, 2, 2, 0, true>(l, s, kPairX, kPairY);
+        if (!deep_memory(l.l2_bytes)) return launch_ring<T, R, Eq, CONST, 16, 2, 2, 0, true>(l, s, kPairX, kPairY);
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);
     }
   } else if constexpr (std::is_same_v<T, float>) {
@@ -94,13 +87,14 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // 72.6%). Before Hopper the cp.async ring of 8 x 2 rows, P = 4 (P = 2 at R = 4: two fields of
     // P = 4 outgrow shared memory).
     if constexpr (R == 1) {
-      if (deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
+      if (deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
       return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
     } else {
-      if (R == 2 && !deep_memory(l)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
+      if (R == 2 && !deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
       constexpr int P = R < 4 ? 4 : 2;
       if (l.cc_major < 9) return launch_ring<T, R, Eq, CONST, 8, P, 2>(l, s);
-      if (R == 4 && deep_memory(l)) return launch_ring<T, R, Eq, CONST, 8, 2, 2, 0, true>(l, s, kPairX, kPairY);
+      if (R == 4 && deep_memory(l.l2_bytes))
+        return launch_ring<T, R, Eq, CONST, 8, 2, 2, 0, true>(l, s, kPairX, kPairY);
       return launch_ring<T, R, Eq, CONST, 16, 2, 1, 0, true>(l, s, kPairX, kPairY);
     }
   } else {

@@ -612,7 +612,7 @@ void add(std::vector<Entry<T>>& v) {
 
 // The instantiated shapes (BY warps x RY rows per thread, D planes ahead, TMAX), the default
 // first; the others for the sweeps (TIERSIM_TEMPORAL_SHAPE, the benchmark). Registers and spills
-// of each: the file header. Second shapes only where a sweep is wanted (R = 1 and 2):
+// of each: the file header. Second shapes only where a sweep is wanted (R = 1, 2; fp32 at R = 4):
 // every kernel here is unrolled 2R + 1 planes x TMAX levels deep, and compile time adds up.
 template <class T, int EQ>
 void build_entries(std::vector<Entry<T>>& v, int R) {
@@ -623,7 +623,7 @@ void build_entries(std::vector<Entry<T>>& v, int R) {
   } else {
     switch (R) {
       case 1:
-        // fp32: 16 x 2 fusing at most 3 steps (127 registers, 16 warps per SM) before 12 x 2 of 4.
+        // fp32: 16 x 2 fusing at most 3 steps (123 registers, 16 warps per SM) before 12 x 2 of 4.
         if constexpr (f32) add<T, 1, EQ, 3, 16, 2, 2>(v);
         add<T, 1, EQ, 4, 12, 2, 2>(v);
         add<T, 1, EQ, 4, 8, 4, 2>(v);
@@ -775,11 +775,11 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
     throw Error("--tiling temporal: no temporally blocked kernel for this equation at R = " + std::to_string(R));
   const std::size_t scalar = fp64 ? 8 : 4;
   TemporalOptions o = opt;
-  // The wave in fp32 at R = 1 where the L2 is under 56 MB (the H100's 50 MB against the H200's 60,
-  // as stencil_shapes.cuh's deep_memory tells them apart): the first shape fusing 4 steps (12 x 2)
+  // The wave in fp32 at R = 1 where the memory is not deep (deep_memory, kernels/device_info.hpp:
+  // the H100's 50 MB of L2 against the H200's 60): the first shape fusing 4 steps (12 x 2)
   // ran 0.2845 ms a step against 0.3437 for the first shape's 3 (16 x 2), while on the H200 16 x 2
   // stays ahead, 0.2748 against 0.2831 (512^3, commit 013d1d5; docs/performance.md).
-  if (e == kWave && !fp64 && R == 1 && d.l2_bytes && d.l2_bytes < (std::size_t(56) << 20) && o.steps < 4) o.steps = 4;
+  if (e == kWave && !fp64 && R == 1 && d.l2_bytes && !deep_memory(d.l2_bytes) && o.steps < 4) o.steps = 4;
   const TemporalShape sh =
       fp64 ? entries<double>(e, R)[pick_shape(entries<double>(e, R), e, R, o, d.smem_optin_per_block)].shape
            : entries<float>(e, R)[pick_shape(entries<float>(e, R), e, R, o, d.smem_optin_per_block)].shape;
