@@ -214,22 +214,24 @@ class StencilCuda final : public StencilEngine {
     // read the planes beyond the z ends from the other end themselves where their kernel is built
     // for it (StencilLaunch::wraps; the first step's launch says whether it is): the fill writes
     // no z halo plane then. Kernels that read the x ends wrapped (StencilLaunch::xwraps, the
-    // bulk-copy ring) need no x halo, and where they read the y ends wrapped too no y halo: after
-    // their first step the fill writes no x face, or nothing (one GPU) but the z planes where
-    // the kernel does not wrap them.
+    // bulk-copy ring) need no x halo, and where they read the y ends wrapped too (the ring; the
+    // register-prefetch kernels, whose x halos are the images) no y halo: after their first step
+    // the fill writes no x face, or nothing (one GPU) but the z planes where the kernel does not
+    // wrap them.
     const bool periodic = p_.boundary == Boundary::Periodic;
     const bool shared_kernels = s_.tiling != Tiling::None;
     const bool images = periodic && shared_kernels && x_images_fit();
     const bool wraps = periodic && shared_kernels && wraps_built_ && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
     const int z_sides = wraps ? 0 : p_.local_z_sides();
-    const bool xy_read = periodic && x_read_wrapped_ && y_read_wrapped_;
+    const bool x_faces = !x_halos_current_ && !x_read_wrapped_;
+    const bool xy_read = periodic && !x_faces && y_read_wrapped_;  // no x or y face to write
     if (periodic ? !(xy_read && z_sides == 0) : !fixed_halos_ready_) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
       // with a previous level the two grids swap roles, but both levels hold the same value).
       cuda::HaloFill<T> fill;
-      fill.x_faces = !x_halos_current_ && !x_read_wrapped_;
+      fill.x_faces = x_faces;
       fill.y_faces = !xy_read;
       for (int i = 0; i < grids; ++i) {
         fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));

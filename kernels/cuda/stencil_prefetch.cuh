@@ -23,7 +23,7 @@ namespace {
 // z - R + j is (j + s) mod Q, a compile-time index, so the queue rotates by renaming registers
 // instead of Q vector moves per plane; the plane loaded at step s goes into slot s, which held
 // plane z - R (dead once this plane is computed).
-template <class T, int R, class Eq, int BY, int PF, int RY, bool WRAP, class C>
+template <class T, int R, class Eq, int BY, int PF, int RY, class C>
 __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   using K = Tile<T, R, Eq::kFields, BY, PF, RY>;
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, Q = K::Q, NB = K::NB, TY = K::TY;
@@ -40,11 +40,12 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   const bool xin = x0 < a.xlimit;
   const long long off = x0 + y0 * sy;
   const T* in[2] = {a.in0, a.in1};
-  const int wraps = WRAP ? a.wraps : 0;
   // Shared offset of this thread's vector in its first row (row r adds r * SW).
   const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
 
-  // Halo roles. y halo: the 2R rows above and below the tile, row h by warp h mod BY.
+  // Halo roles. y halo: the 2R rows above and below the tile, row h by warp h mod BY; the rows
+  // beyond the y ends from the other end where the launch reads them wrapped (Args::ywraps: one
+  // row index per block, so the z loop is the same either way).
   long long hy_off[K::HYI];
   int hy_s[K::HYI];
   bool hy_ok[K::HYI];
@@ -52,8 +53,8 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   for (int i = 0; i < K::HYI; ++i) {
     const int h = ty + i * BY;
     const int ly = h < R ? h - R : TY + h - R;
-    hy_ok[i] = h < 2 * R && by0 + ly < a.ny + R && xin;
-    hy_off[i] = x0 + (long long)(by0 + ly) * sy;
+    hy_ok[i] = h < 2 * R && (a.ywraps || by0 + ly < a.ny + R) && xin;
+    hy_off[i] = x0 + (long long)wrapped(by0 + ly, a.ny, a.ywraps) * sy;
     hy_s[i] = (ly + R) * SW + XH * VW + tx * VW;
   }
   // x halo: lanes 0..2XH-1 of every warp copy the XH vectors left and right of its RY rows.
@@ -93,7 +94,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
 #pragma unroll
   for (int i = 0; i < Q; ++i) {
     const int zz = z0 - R + i;
-    const long long zo = wrapped(zz, a.nz, wraps) * sz;
+    const long long zo = wrapped(zz, a.nz, a.wraps) * sz;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
@@ -126,7 +127,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
       V<T> nq[NS][RY];
       {
         const int zz = z + R + PF;
-        const long long zo = wrapped(zz, a.nz, wraps) * sz;
+        const long long zo = wrapped(zz, a.nz, a.wraps) * sz;
 #pragma unroll
         for (int r = 0; r < RY; ++r) {
           const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
@@ -175,28 +176,25 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   cp_async_wait_group<0>();
 }
 
-// Whether a shape is built to read wrapped z planes (StencilLaunch::wraps): not where
-// __launch_bounds__ holds it to 64 registers (heat fp64 at R = 1, 8 warps, 4 blocks an SM), which
-// the wrapped plane index slowed by 11% at 512^3 on an H200 (0.6458 -> 0.7199 ms).
-template <int BY, int MINB>
-constexpr bool kPrefetchWrapsBuilt = MINB == 0 || 65536 / (MINB * 32 * BY) > 64;
-
 template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY, int MINB>
 __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
     stencil_shared_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco) {
-  constexpr bool W = kPrefetchWrapsBuilt<BY, MINB>;
   if constexpr (CONST)
-    shared_body<T, R, Eq, BY, PF, RY, W>(a, const_coeffs<T>());
+    shared_body<T, R, Eq, BY, PF, RY>(a, const_coeffs<T>());
   else
-    shared_body<T, R, Eq, BY, PF, RY, W>(a, *gco);
+    shared_body<T, R, Eq, BY, PF, RY>(a, *gco);
 }
 
 // One update with this shape: the tile's shared memory, z chunks for about two waves of blocks.
 template <class T, int R, class Eq, bool CONST, int BY, int PF, int RY = 1, int MINB = 0>
 StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
   using K = Tile<T, R, Eq::kFields, BY, PF, RY>;
-  check_wraps(l, kPrefetchWrapsBuilt<BY, MINB>);
+  check_wraps(l, true);
   Args<T, Eq> a = make_args(l);
+  // y read wrapped (StencilLaunch::xwraps asks): tiles of whole rows, so that a thread's own rows
+  // are never beyond the end. The x halos are read from the grid: the updates' images
+  // (StencilLaunch::images) or the fill's.
+  a.ywraps = l.xwraps && a.ny % K::TY == 0 && a.ny >= R;
   auto kern = stencil_shared_kernel<T, R, Eq, CONST, BY, PF, RY, MINB>;
   static bool configured = false;
   if (!configured) {
@@ -223,7 +221,7 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   const double reads = double(K::NS) * double(grid.x) * grid.y * (planes + 2.0 * R * grid.z) * tile_plane;
   const double pts = double(a.nx) * a.ny * planes;
   const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
-  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>, kPrefetchWrapsBuilt<BY, MINB>};
+  return {name, (reads + writes) * sizeof(T), a.images != 0 && kXImagesBuilt<T, Eq, R>, true, false, a.ywraps != 0};
 }
 
 }  // namespace

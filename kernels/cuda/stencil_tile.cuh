@@ -229,8 +229,8 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
   }
 }
 
-// StencilLaunch::wraps: plane i of the grid in memory (i within R of the interior, n >= R),
-// wrapped into [0, n) where the launch reads the periodic images itself.
+// Plane (StencilLaunch::wraps) or row (Args::ywraps) i of the grid in memory (i within R of the
+// interior, n >= R), wrapped into [0, n) where the launch reads the periodic images itself.
 __device__ __forceinline__ int wrapped(int i, int n, int wraps) { return wraps ? periodic_index(i, n) : i; }
 
 // ---- host side of a launch --------------------------------------------------------------------

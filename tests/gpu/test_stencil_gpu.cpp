@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
+#include "layouts/grid.hpp"
 
 using namespace tiersim;
 
@@ -257,8 +259,8 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
     }
     if (t == Tiling::Shared && r.bc == Boundary::Periodic) {
       // Wrapped reads (StencilLaunch::wraps): the fill writes the x and y faces of the interior
-      // planes and no z halo plane, but for the two kernels at the edge of their registers, built
-      // without (heat fp64 R = 1 held to 64 registers, "_mb4"; the wave fp64 R = 4).
+      // planes and no z halo plane, but for the kernel at the edge of its registers, built
+      // without (the wave fp64 R = 4).
       const double fields = r.eq == Equation::GrayScott ? 2 : 1, R2 = 2.0 * r.R;
       const double faces = fields * ((r.nx + R2) * (r.ny + R2) - double(r.nx) * r.ny) * r.nz;
       std::vector<KernelRecord> fills;
@@ -269,7 +271,7 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
         else if (k.kernel.find("source") == std::string::npos)
           update = k.kernel;
       const bool wave64r4 = r.eq == Equation::Wave && r.pr == Precision::Fp64 && r.R == 4;
-      const bool wraps = update.find("_mb4") == std::string::npos && !wave64r4;
+      const bool wraps = !wave64r4;
       // The bulk-copy ring reads the x ends wrapped too (StencilLaunch::xwraps; not the wave's at
       // R = 4 nor in fp64 at R = 3, nor Gray-Scott's at R = 4) where rows are whole vectors of at
       // least its x halo: the fill then writes the y faces alone, and nothing where the ring reads
@@ -279,13 +281,40 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
                              (r.eq == Equation::GrayScott && r.R == 4);
       const bool xwraps = update.find("_tma_") != std::string::npos && !not_built && r.nx % vw == 0 && r.nx >= xv;
       const double y_faces = fields * (r.nx + R2) * R2 * r.nz;
-      if (xwraps && r.eq == Equation::Heat && r.ny % 4 == 0) {
+      // The register-prefetch kernels ("_shared_r<R>_by<BY>..._ry<RY>") read the y ends wrapped
+      // where the rows are whole tiles of BY RY; where they also write their rows' x halos (rows
+      // of whole 32-byte sectors with room for one more), only the first step after the upload
+      // fills (the x halos the upload zeroed), and after it the fill writes at most the z planes
+      // (none where the kernel wraps them).
+      const auto number_after = [&](const char* key, int otherwise) {
+        const std::size_t at = update.find(key);
+        return at == std::string::npos ? otherwise : std::atoi(update.c_str() + at + std::strlen(key));
+      };
+      const bool prefetch = update.find("_shared_r") != std::string::npos;
+      const int tile_rows = number_after("_by", 1) * number_after("_ry", 1);
+      const int sector = r.pr == Precision::Fp64 ? 4 : 8;
+      const auto room = [&](auto zero) {  // a row's points from interior x = 0 to its end
+        const auto g = GridSpec<decltype(zero)>::make(r.nx, r.ny, r.nz, r.R);
+        return int(g.pitch - g.xoff);
+      };
+      const int row_room = r.pr == Precision::Fp64 ? room(0.0) : room(0.0f);
+      const bool images = r.nx % sector == 0 && r.nx + sector <= row_room;
+      const bool yreads = prefetch && r.ny % tile_rows == 0 && images;
+      const double z_planes = fields * (r.nx + R2) * (r.ny + R2) * R2;
+      if (yreads) {
+        ASSERT_FALSE(fills.empty()) << update << ": no fill after the upload";
+        EXPECT_EQ(fills.size(), wraps ? 1u : std::size_t(r.steps)) << update;
+        fills.erase(fills.begin());
+      }
+      if ((xwraps && r.eq == Equation::Heat && r.ny % 4 == 0) || (yreads && wraps)) {
         EXPECT_TRUE(fills.empty()) << update << ": a fill ran";
-      } else if (!xwraps) {
+      } else if (!xwraps && !yreads) {
         EXPECT_FALSE(fills.empty()) << update;
       }
       for (const KernelRecord& k : fills) {
-        if (xwraps)
+        if (yreads)
+          EXPECT_LE(k.work, z_planes) << update << ": the fill wrote x or y faces at step " << k.step;
+        else if (xwraps)
           EXPECT_LE(k.work, y_faces) << update << ": the fill wrote x faces or z halo planes at step " << k.step;
         else if (wraps)
           EXPECT_LE(k.work, faces) << update << ": the fill wrote z halo planes at step " << k.step;
@@ -372,7 +401,12 @@ TEST(StencilGpu, WrappedPeriodicReadsMatchTheCpuBackend) {
                        // Three tiles down, the last partial; rows not whole threads' (the y faces
                        // by the fill).
                        Run{Equation::Heat, 4, 30, Boundary::Periodic, Precision::Fp32, 9, 40, 68},
-                       Run{Equation::Heat, 2, 30, Boundary::Periodic, Precision::Fp32, 9, 132, 30}})
+                       Run{Equation::Heat, 2, 30, Boundary::Periodic, Precision::Fp32, 9, 132, 30},
+                       // The register-prefetch kernels read the y ends wrapped: one tile down (its
+                       // rows above and below both from itself), and Gray-Scott's 16 x 2 at R = 2
+                       // (the H100's; the H200 runs the ring).
+                       Run{Equation::Heat, 1, 30, Boundary::Periodic, Precision::Fp32, 5, 48, 8},
+                       Run{Equation::GrayScott, 2, 40, Boundary::Periodic, Precision::Fp32, 9, 64, 32}})
     expect_like_the_cpu_backend(r);
 }
 
