@@ -44,11 +44,13 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       if (l.tuning.block_y || l.tuning.prefetch)
         return launch_tuned<R, CONST>(l, l.tuning.block_y ? l.tuning.block_y : 8,
                                       l.tuning.prefetch ? l.tuning.prefetch : 4, s);
-    // (R = 1: at most 96 registers, so that 5 blocks fit an SM: the periodic x halo's stores
-    // took it to 104 and 4 blocks, 11% slower on an H200.)
-    if constexpr (R == 1)
-      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 5>(l, s);
-    else if (l.cc_major >= 9)
+    // (R = 1 on the H200: held to 96 registers, so that 5 blocks fit an SM; uncapped, with the
+    // registers the periodic x halo's stores take, it ran 7% slower (whole step 83.9% of copy
+    // against 90.1%). On the H100 the uncapped shape runs 2.9% faster: 91.3% against 88.8%.)
+    if constexpr (R == 1) {
+      if (deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 5>(l, s);
+      return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
+    } else if (l.cc_major >= 9)
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);
     else if constexpr (R == 2)
       return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s);
@@ -79,20 +81,24 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);
     }
   } else if constexpr (std::is_same_v<T, float>) {
-    // Two fields (Gray-Scott) in fp32. R = 1, 2: register prefetch on the H100 (8 x 1: 88%,
-    // 16 x 1: 85%), while the H200 wants more in flight: 4 x 2 (94%) at R = 1. R >= 2: the bulk
-    // tensor copy ring, in paced pairs, of 16 warps x 1 row, P = 2 (its row blocks
-    // fit in shared memory: every end read wrapped but at R = 4), but on the H200 at R = 4 8 warps
-    // x 2 rows, P = 2 (update 75% of copy against 71%; on the H100 the whole step 73.5% against
-    // 72.6%). Before Hopper the cp.async ring of 8 x 2 rows, P = 4 (P = 2 at R = 4: two fields of
-    // P = 4 outgrow shared memory).
+    // Two fields (Gray-Scott) in fp32 (whole step, % of copy). R = 1: register prefetch, on the
+    // H100 8 x 1 (88.4%; 4 x 2: 83.8%), while the H200 wants more in flight: 4 x 2 (88.4%; 8 x 1:
+    // 80.3%). R >= 2 on Hopper: the bulk tensor copy ring, in paced pairs, of 16 warps x 1 row,
+    // P = 2 (its row blocks fit in shared memory: every end read wrapped but at R = 4): at R = 2 on
+    // the H100 86.2% against 85.4% for the register prefetch of 16 x 1. On the H200 at R = 4 8 warps
+    // x 2 rows: the 16 x 1 ring's update is 2% faster in the benchmark (76.7% against 74.1%) but
+    // not in a run (the same median time over 2,000 steps, 2.5% more kernel time in all). Before
+    // Hopper the register prefetch of 16 x 1 at R = 2, else the cp.async ring of 8 x 2 rows, P = 4
+    // (P = 2 at R = 4: two fields of P = 4 outgrow shared memory).
     if constexpr (R == 1) {
       if (deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
       return launch_prefetch<T, R, Eq, CONST, 8, 2>(l, s);
     } else {
-      if (R == 2 && !deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
       constexpr int P = R < 4 ? 4 : 2;
-      if (l.cc_major < 9) return launch_ring<T, R, Eq, CONST, 8, P, 2>(l, s);
+      if (l.cc_major < 9) {
+        if constexpr (R == 2) return launch_prefetch<T, R, Eq, CONST, 16, 2>(l, s);
+        return launch_ring<T, R, Eq, CONST, 8, P, 2>(l, s);
+      }
       if (R == 4 && deep_memory(l.l2_bytes))
         return launch_ring<T, R, Eq, CONST, 8, 2, 2, 0, true>(l, s, kPairX, kPairY);
       return launch_ring<T, R, Eq, CONST, 16, 2, 1, 0, true>(l, s, kPairX, kPairY);
