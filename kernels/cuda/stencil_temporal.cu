@@ -751,8 +751,6 @@ std::set<std::pair<const void*, int>> g_configured;  // (kernel, device) with it
 
 }  // namespace
 
-bool temporal_supports(Equation eq) { return eq_index(eq) >= 0; }
-
 std::vector<TemporalShape> temporal_shapes(Equation eq, int R, bool fp64) {
   std::vector<TemporalShape> s;
   if (fp64)

@@ -24,16 +24,13 @@ struct TemporalParams {
 };
 
 // Equation Eq's parameters into their member of TemporalParams (nothing for an equation the
-// temporal kernels are not built for: temporal_supports() says which).
+// temporal kernels are not built for: temporal_shapes() lists none for it).
 template <class Eq, class T>
 void set_temporal_params(TemporalParams<T>& p, const typename Eq::template Params<T>& eq) {
   if constexpr (std::is_same_v<Eq, equations::Heat>) p.heat = eq;
   if constexpr (std::is_same_v<Eq, equations::Wave>) p.wave = eq;
   if constexpr (std::is_same_v<Eq, equations::GrayScott>) p.gray_scott = eq;
 }
-
-// Whether the temporal kernels are built for an equation (heat, wave, Gray-Scott).
-bool temporal_supports(Equation eq);
 
 // One instantiated tile shape: warps along y (one 32-lane warp spans the tile's width of 32
 // 16-byte vectors), rows per thread, input planes copied ahead, the most steps it fuses.
