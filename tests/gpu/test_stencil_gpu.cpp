@@ -403,8 +403,8 @@ TEST(StencilGpu, WrappedPeriodicReadsMatchTheCpuBackend) {
                        Run{Equation::Heat, 4, 30, Boundary::Periodic, Precision::Fp32, 9, 40, 68},
                        Run{Equation::Heat, 2, 30, Boundary::Periodic, Precision::Fp32, 9, 132, 30},
                        // The register-prefetch kernels read the y ends wrapped: one tile down (its
-                       // rows above and below both from itself), and Gray-Scott's 16 x 2 at R = 2
-                       // (the H100's; the H200 runs the ring).
+                       // rows above and below both from itself). Gray-Scott at R = 2 on whole rows:
+                       // the bulk-copy ring of 16 x 1 on Hopper, the register prefetch before.
                        Run{Equation::Heat, 1, 30, Boundary::Periodic, Precision::Fp32, 5, 48, 8},
                        Run{Equation::GrayScott, 2, 40, Boundary::Periodic, Precision::Fp32, 9, 64, 32}})
     expect_like_the_cpu_backend(r);
