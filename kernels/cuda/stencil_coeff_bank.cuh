@@ -1,8 +1,8 @@
 // The StencilCoeffs table in __constant__ memory (--coeffs constant). Without device linking
 // (CUDA_SEPARABLE_COMPILATION OFF) every translation unit holds its own __constant__ variables,
-// so each stencil kernel file that includes this header has a bank of its own, and defines its
-// uploader (upload_*_bank, stencil_families.cuh); upload_constant_coeffs (stencil_update.cpp) fills every
-// bank. Included (through the family headers) by the files that compile kernels.
+// so each stencil kernel file that includes this header has a bank of its own, and defines the
+// function that says where it is (*_bank, stencil_families.cuh); upload_constant_coeffs
+// (stencil_update.cpp) fills every bank. Included (through the family headers) by the files that compile kernels.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,13 +27,16 @@ __device__ __forceinline__ const StencilCoeffs<double>& const_coeffs<double>() {
   return c_coeffs_d;
 }
 
-// Copies the table into this translation unit's bank.
+// The device address of this translation unit's bank (under CUDA's lazy loading the first
+// lookup loads the file's module).
 template <class T>
-void upload_to_this_bank(const StencilCoeffs<T>& c, cudaStream_t s) {
+StencilCoeffs<T>* this_bank() {
+  void* p = nullptr;
   if constexpr (std::is_same_v<T, float>)
-    TIERSIM_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_coeffs_f, &c, sizeof c, 0, cudaMemcpyHostToDevice, s));
+    TIERSIM_CUDA_CHECK(cudaGetSymbolAddress(&p, c_coeffs_f), "the fp32 coefficient bank");
   else
-    TIERSIM_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_coeffs_d, &c, sizeof c, 0, cudaMemcpyHostToDevice, s));
+    TIERSIM_CUDA_CHECK(cudaGetSymbolAddress(&p, c_coeffs_d), "the fp64 coefficient bank");
+  return static_cast<StencilCoeffs<T>*>(p);
 }
 
 }  // namespace

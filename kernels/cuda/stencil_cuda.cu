@@ -31,6 +31,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -145,6 +146,9 @@ class StencilCuda final : public StencilEngine {
     partials_.allocate(sizeof(double) * cuda::kFieldStatsPartials * std::size_t(max_blocks_), "reduction partials");
     // The first step reads group A: that is the hot set until the first update retargets.
     target_window(Eq::kPreviousLevel ? cur_[1] : cur_[0]);
+    int device = 0;
+    TIERSIM_CUDA_CHECK(cudaGetDevice(&device), "stencil engine");
+    prepared_ = std::async(std::launch::async, [this, device] { prepare_kernels(device); });
   }
 
   const StencilProblem& problem() const override { return p_; }
@@ -164,6 +168,9 @@ class StencilCuda final : public StencilEngine {
     for (int k = 0; k < p_.nz; ++k)
       for (int j = 0; j < p_.ny; ++j)
         for (int i = 0; i < p_.nx; ++i) hv(i, j, k) = T(v[(std::size_t(k) * p_.ny + j) * p_.nx + i]);
+    // The kernels prepared by now: the state's first copy, and all that follows it (the run's
+    // figures of the copy bandwidth among them), shares the device with nothing else.
+    wait_prepared();
     TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
                        "stencil field upload");
     ++state_version_;
@@ -192,6 +199,7 @@ class StencilCuda final : public StencilEngine {
   }
 
   void step(double dt) override {
+    wait_prepared();
     ++state_version_;
     // A grid split over ranks: the z halos leave first, on a stream of their own, while the x and
     // y halo passes and the interior update (planes R..nz-R-1, which read no z halo) run; the z
@@ -245,32 +253,13 @@ class StencilCuda final : public StencilEngine {
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
     }
-    cuda::StencilLaunch<T, Eq> l;
-    l.radius = p_.radius;
-    // Single steps of --tiling temporal: the shared kernels.
-    l.tiling = s_.tiling == Tiling::Temporal ? Tiling::Shared : s_.tiling;
-    l.coeffs = s_.coeffs;
-    l.tuning = t_;
-    l.sm_count = sm_count_;
-    l.l2_bytes = l2_bytes_;
-    l.cc_major = cc_major_;
-    l.xlimit = int(spec_.pitch - spec_.xoff);
-    l.images = images;
-    l.wraps = wraps;
-    l.xwraps = periodic && shared_kernels;
-    l.coeffs_global = coeffs_dev_;
+    cuda::StencilLaunch<T, Eq> l = launch_of(images, wraps, dt);
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
       // streams are blocking streams) and before this engine's next ones.
       std::uint64_t& owner = g_constant_owner[sizeof(T) == 8];
       if (owner != id_) cuda::upload_constant_coeffs(coeffs_, cudaStreamLegacy), owner = id_;
     }
-    if constexpr (Eq::kPreviousLevel) {
-      l.in[0] = views_[cur_[0]], l.out[0] = views_[cur_[1]], l.prev = views_[cur_[1]].origin;
-    } else {
-      for (int f = 0; f < kFields; ++f) l.in[f] = views_[cur_[f]], l.out[f] = views_[nxt_[f]];
-    }
-    l.params = Eq::template params<T>(p_.template constants<Eq>(), dt);
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
     const int r = p_.radius, inner = p_.nz - 2 * r;
@@ -300,6 +289,7 @@ class StencilCuda final : public StencilEngine {
       step(dt);
       return 1;
     }
+    wait_prepared();
     ++state_version_;
     cuda::TemporalOptions opt;
     opt.steps = std::min(max_steps, fused_);
@@ -435,6 +425,56 @@ class StencilCuda final : public StencilEngine {
     r.flops = flops;
     r.work = work;
     r.work_unit = "points";
+  }
+
+  // The single-step update of the current fields (periodic boundaries: the halos the update
+  // reads itself, as step() decides).
+  cuda::StencilLaunch<T, Eq> launch_of(bool images, bool wraps, double dt) const {
+    cuda::StencilLaunch<T, Eq> l;
+    l.radius = p_.radius;
+    // Single steps of --tiling temporal: the shared kernels.
+    l.tiling = s_.tiling == Tiling::Temporal ? Tiling::Shared : s_.tiling;
+    l.coeffs = s_.coeffs;
+    l.tuning = t_;
+    l.sm_count = sm_count_;
+    l.l2_bytes = l2_bytes_;
+    l.cc_major = cc_major_;
+    l.xlimit = int(spec_.pitch - spec_.xoff);
+    l.images = images;
+    l.wraps = wraps;
+    l.xwraps = p_.boundary == Boundary::Periodic && s_.tiling != Tiling::None;
+    l.coeffs_global = coeffs_dev_;
+    if constexpr (Eq::kPreviousLevel) {
+      l.in[0] = views_[cur_[0]], l.out[0] = views_[cur_[1]], l.prev = views_[cur_[1]].origin;
+    } else {
+      for (int f = 0; f < kFields; ++f) l.in[f] = views_[cur_[f]], l.out[f] = views_[nxt_[f]];
+    }
+    l.params = Eq::template params<T>(p_.template constants<Eq>(), dt);
+    return l;
+  }
+
+  // Sets up every kernel a step may launch (the halo fill, the single step and its coefficient
+  // banks; under --tiling temporal the passes too, and the pass of one) on `device`, launching
+  // nothing. CUDA loads a module when one
+  // of its kernels is first set up or launched (lazy loading, the default): 48-52 ms of the first
+  // step of a 512^3 run on an H200 (docs/performance.md). The constructor runs this on a thread
+  // of its own while the caller builds the initial state; the first upload or step waits for it.
+  void prepare_kernels(int device) const {
+    TIERSIM_CUDA_CHECK(cudaSetDevice(device), "preparing the stencil kernels");
+    cuda::prepare_halo_fill<T>();
+    if (s_.coeffs == CoeffSpace::Constant) cuda::prepare_constant_banks<T>();
+    cuda::StencilLaunch<T, Eq> l = launch_of(false, false, 0.0);
+    l.prepare = true;
+    (void)cuda::launch_stencil_update(l, stream_);
+    if (!temporal_) return;
+    cuda::TemporalOptions opt;
+    for (const int steps : {fused_, 1}) {
+      opt.steps = steps;
+      cuda::prepare_stencil_temporal<T>(p_.equation, p_.radius, opt);
+    }
+  }
+  void wait_prepared() {
+    if (prepared_.valid()) prepared_.get();  // rethrows what the preparation threw
   }
 
   // Auto: the window fixed on group A with a previous level (the wave: its update rewrites
@@ -740,6 +780,8 @@ class StencilCuda final : public StencilEngine {
   cudaStream_t comm_up_ = owned_comm_up_.get();
   cuda::OwnedEvent sent_up_;
   std::unique_ptr<cuda::IpcExchange> ipc_;
+  // prepare_kernels on its thread; declared last, so destroyed (waited for) first.
+  std::future<void> prepared_;
 };
 
 }  // namespace

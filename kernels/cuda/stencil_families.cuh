@@ -72,13 +72,14 @@ template <class T>
 CUtensorMap encode_grid_map(const T* origin, long long sy, long long sz, int ny, int nz, int r, int gx0, int gy0,
                             int gz0, int box_x, int box_y, bool promote);
 
-// The files with a __constant__ bank (stencil_coeff_bank.cuh): each fills its own.
-void upload_untiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);  // stencil_untiled.cu
-void upload_untiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);
-void upload_tiled_bank(const StencilCoeffs<float>& c, cudaStream_t s);          // stencil_tiled_fp32.cu
-void upload_tiled_bank(const StencilCoeffs<double>& c, cudaStream_t s);         // stencil_tiled_fp64.cu
-void upload_tuned_bank(const StencilCoeffs<float>& c, cudaStream_t s);          // stencil_tuned_fp32.cu
-void upload_sweep_shapes_bank(const StencilCoeffs<float>& c, cudaStream_t s);   // stencil_sweep_shapes.cu
-void upload_sweep_shapes_bank(const StencilCoeffs<double>& c, cudaStream_t s);  // stencil_sweep_shapes_fp64.cu
+// The files with a __constant__ bank (stencil_coeff_bank.cuh): where each has its own, by the
+// scalar type (the argument is a tag).
+StencilCoeffs<float>* untiled_bank(float);  // stencil_untiled.cu
+StencilCoeffs<double>* untiled_bank(double);
+StencilCoeffs<float>* tiled_bank(float);           // stencil_tiled_fp32.cu
+StencilCoeffs<double>* tiled_bank(double);         // stencil_tiled_fp64.cu
+StencilCoeffs<float>* tuned_bank(float);           // stencil_tuned_fp32.cu
+StencilCoeffs<float>* sweep_shapes_bank(float);    // stencil_sweep_shapes.cu
+StencilCoeffs<double>* sweep_shapes_bank(double);  // stencil_sweep_shapes_fp64.cu
 
 }  // namespace tiersim::cuda

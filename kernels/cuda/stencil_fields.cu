@@ -213,6 +213,12 @@ void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_s
 }
 
 template <class T>
+void prepare_halo_fill() {
+  cudaFuncAttributes attr{};
+  TIERSIM_CUDA_CHECK(cudaFuncGetAttributes(&attr, halo_fill_kernel<T>), "halo_fill_kernel");
+}
+
+template <class T>
 int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, cudaStream_t s) {
   const int blocks = reduce_blocks(((long long)g.ny * g.nz + kStatsWarps - 1) / kStatsWarps, max_blocks);
   field_stats_kernel<T><<<blocks, kReduceThreads, 0, s>>>(g, partials);
@@ -250,6 +256,7 @@ void launch_add_point(const GridView<T>& g, int i, int j, int k, T value, bool i
 
 #define TIERSIM_STENCIL_FIELD_KERNELS(T)                                                                              \
   template void launch_halo_fill<T>(const HaloFill<T>&, Boundary, cudaStream_t, int);                                 \
+  template void prepare_halo_fill<T>();                                                                               \
   template int launch_field_stats<T>(const GridView<T>&, double*, int, cudaStream_t);                                 \
   template int launch_wave_energy<T>(const GridView<T>&, const GridView<T>&, const StencilCoeffs<T>*, double, double, \
                                      double*, int, cudaStream_t);                                                     \

@@ -47,6 +47,9 @@ struct StencilLaunch {
   // > 0: only the two z faces of the grid, planes [0, z_faces) and [nz - z_faces, nz), in one
   // launch (a split step's faces, once the halos from the neighbouring ranks are in; nz > 2 z_faces).
   int z_faces = 0;
+  // Set up the kernel this launch would run (its shared-memory attributes, which under CUDA's
+  // lazy loading loads its module) and launch nothing: the engine does it while the run starts.
+  bool prepare = false;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
@@ -74,6 +77,10 @@ StencilLaunchInfo launch_stencil_update(const StencilLaunch<T, Eq>& l, cudaStrea
 // tracks owners).
 template <class T>
 void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s);
+// Looks the banks up without writing them: under CUDA's lazy loading that loads their modules,
+// which the first upload would otherwise wait for.
+template <class T>
+void prepare_constant_banks();
 
 // Grids of one shape whose halos one launch fills, each with its fixed boundary's value.
 template <class T>
@@ -95,6 +102,9 @@ struct HaloFill {
 // in the interior, fixed ones the value.
 template <class T>
 void launch_halo_fill(const HaloFill<T>& f, Boundary bc, cudaStream_t s, int z_sides = 3);
+// Loads the fill's kernel (CUDA's lazy loading), launching nothing.
+template <class T>
+void prepare_halo_fill();
 template <class T>
 void launch_halo_fill(const GridView<T>& g, Boundary bc, T value, cudaStream_t s, int z_sides = 3) {
   HaloFill<T> f;

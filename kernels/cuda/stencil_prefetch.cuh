@@ -11,6 +11,7 @@
 // (stencil_shapes.cuh). Included by the files that instantiate shapes.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "kernels/cuda/stencil_coeff_bank.cuh"
@@ -196,14 +197,14 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   // (StencilLaunch::images) or the fill's.
   a.ywraps = l.xwraps && a.ny % K::TY == 0 && a.ny >= R;
   auto kern = stencil_shared_kernel<T, R, Eq, CONST, BY, PF, RY, MINB>;
-  static bool configured = false;
-  if (!configured) {
+  static std::once_flag configured;  // an engine prepares its kernels on a thread of its own
+  std::call_once(configured, [&] {
     TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(K::smem_bytes)),
                        "stencil shared kernel, " + std::to_string(K::smem_bytes) + " B of shared memory");
-    configured = true;
-  }
+  });
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, K::smem_bytes));
+  if (l.prepare) return {};
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   a.zchunk = choose_zchunk(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, R);
   const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));

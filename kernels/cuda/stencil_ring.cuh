@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -328,16 +329,16 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
                                     kTmaPromote<T, Eq, R>);
     }
   }
-  static bool configured = false;
-  if (!configured) {
+  static std::once_flag configured;  // an engine prepares its kernels on a thread of its own
+  std::call_once(configured, [&] {
     TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::smem_bytes)),
                        "stencil ring kernel, " + std::to_string(G::smem_bytes) + " B of shared memory");
     TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                                             int(cudaSharedmemCarveoutMaxShared)));
-    configured = true;
-  }
+  });
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
+  if (l.prepare) return {};
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   int slots = std::max(1, per_sm) * l.sm_count;
   // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo

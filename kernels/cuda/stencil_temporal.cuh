@@ -87,4 +87,10 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                             const T* boundary_values, cudaStream_t s, KernelRecord& rec,
                             const TemporalOptions& opt = {});
 
+// Sets up the kernel launch_stencil_temporal would run for these options (the shape, its shared
+// memory) and launches nothing: under CUDA's lazy loading that loads its module, which the first
+// pass would otherwise wait for.
+template <class T>
+void prepare_stencil_temporal(Equation eq, int R, const TemporalOptions& opt);
+
 }  // namespace tiersim::cuda

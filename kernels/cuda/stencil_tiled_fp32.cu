@@ -7,6 +7,6 @@ namespace tiersim::cuda {
 
 auto stencil_tiled_fp32_variants() { return tiled_variants<float>(StencilEquations{}); }
 
-void upload_tiled_bank(const StencilCoeffs<float>& c, cudaStream_t s) { upload_to_this_bank(c, s); }
+StencilCoeffs<float>* tiled_bank(float) { return this_bank<float>(); }
 
 }  // namespace tiersim::cuda

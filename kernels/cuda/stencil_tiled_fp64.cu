@@ -7,6 +7,6 @@ namespace tiersim::cuda {
 
 auto stencil_tiled_fp64_variants() { return tiled_variants<double>(StencilEquations{}); }
 
-void upload_tiled_bank(const StencilCoeffs<double>& c, cudaStream_t s) { upload_to_this_bank(c, s); }
+StencilCoeffs<double>* tiled_bank(double) { return this_bank<double>(); }
 
 }  // namespace tiersim::cuda

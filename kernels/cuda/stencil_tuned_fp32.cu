@@ -26,6 +26,6 @@ auto stencil_tuned_fp32_variants() {
                          &launch_tuned<4, true>, &launch_tuned<4, false>);
 }
 
-void upload_tuned_bank(const StencilCoeffs<float>& c, cudaStream_t s) { upload_to_this_bank(c, s); }
+StencilCoeffs<float>* tuned_bank(float) { return this_bank<float>(); }
 
 }  // namespace tiersim::cuda

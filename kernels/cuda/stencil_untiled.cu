@@ -68,6 +68,7 @@ StencilLaunchInfo launch_untiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) 
   int per_sm = 1;
   auto kern = stencil_none_kernel<T, R, Eq, CONST>;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * kNoneBY, 0));
+  if (l.prepare) return {};
   a.zchunk = l.tuning.z_chunk > 0 ? std::min(l.tuning.z_chunk, a.nz)
                                   : std::max(16, choose_zchunk(0, tx * ty, a.nz, per_sm * l.sm_count, R));
   const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));
@@ -87,7 +88,7 @@ StencilLaunchInfo launch_untiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) 
 // Every variant of every listed equation (stencil_families.cuh).
 auto stencil_untiled_variants() { return untiled_variants(StencilEquations{}); }
 
-void upload_untiled_bank(const StencilCoeffs<float>& c, cudaStream_t s) { upload_to_this_bank(c, s); }
-void upload_untiled_bank(const StencilCoeffs<double>& c, cudaStream_t s) { upload_to_this_bank(c, s); }
+StencilCoeffs<float>* untiled_bank(float) { return this_bank<float>(); }
+StencilCoeffs<double>* untiled_bank(double) { return this_bank<double>(); }
 
 }  // namespace tiersim::cuda

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "base/env.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -49,17 +50,33 @@ auto update_variants(EquationList<Eqs...>) {
 // stencil_families.cuh).
 auto stencil_update_variants() { return update_variants(StencilEquations{}); }
 
+namespace {
+// Every kernel file's bank of T.
+template <class T>
+std::vector<StencilCoeffs<T>*> constant_banks() {
+  std::vector<StencilCoeffs<T>*> b{untiled_bank(T{}), tiled_bank(T{})};
+  if constexpr (std::is_same_v<T, float>) b.push_back(tuned_bank(T{}));
+#if TIERSIM_STENCIL_SWEEP_SHAPES
+  b.push_back(sweep_shapes_bank(T{}));
+#endif
+  return b;
+}
+}  // namespace
+
 template <class T>
 void upload_constant_coeffs(const StencilCoeffs<T>& c, cudaStream_t s) {
-  upload_untiled_bank(c, s);
-  upload_tiled_bank(c, s);
-  if constexpr (std::is_same_v<T, float>) upload_tuned_bank(c, s);
-#if TIERSIM_STENCIL_SWEEP_SHAPES
-  upload_sweep_shapes_bank(c, s);
-#endif
+  for (StencilCoeffs<T>* bank : constant_banks<T>())
+    TIERSIM_CUDA_CHECK(cudaMemcpyAsync(bank, &c, sizeof c, cudaMemcpyHostToDevice, s),
+                       "coefficient table to __constant__ memory");
+}
+template <class T>
+void prepare_constant_banks() {
+  (void)constant_banks<T>();
 }
 template void upload_constant_coeffs<float>(const StencilCoeffs<float>&, cudaStream_t);
 template void upload_constant_coeffs<double>(const StencilCoeffs<double>&, cudaStream_t);
+template void prepare_constant_banks<float>();
+template void prepare_constant_banks<double>();
 
 SweepShape sweep_shape_from_env() {
   static const SweepShape sh = [] {
