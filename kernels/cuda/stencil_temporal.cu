@@ -91,10 +91,10 @@
 //   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; padded, 195 / 195 KB): 163 / 160, no spills;
 //   R = 4, TMAX 2: 8 x 4, D 1 (default; padded 220 / unpadded 208 KB): 255, 136 / 316 B spilled;
 //                  12 x 2, D 1 (padded, 176 / 208 KB): 168, 404 / 128 B spilled;
-//   fp64 (the same bytes per vector, no XR; padded): R = 1 8 x 4 (default) 255 / 255, 12 x 2
-//   (91 / 130 KB) 152 / 160, no spills; R = 2 16 x 2 128, R = 2 12 x 2 and R = 3 168, no spills;
-//   R = 4 8 x 4 255, 1,032 / 488 B spilled;
-//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB; fp64 padded, 108 KB): fp32 153, fp64 177, no spills.
+//   fp64 (the same bytes per vector, no XR; padded): R = 1 16 x 2 of 3 (default for heat) 123 /
+//   128, 8 x 4 (default for the wave) 255 / 255, 12 x 2 (91 / 130 KB) 152 / 160, no spills; R = 2 16 x 2 128, R = 2 12
+//   x 2 and R = 3 168, no spills; R = 4 8 x 4 255, 1,032 / 488 B spilled; Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB;
+//   fp64 padded, 108 KB): fp32 153, fp64 177, no spills.
 // Each level's rows are computed straight into their slot of the queue (the plane 2R + 1 below,
 // which no level reads any more), so a level holds no second copy of its results. R = 4 still
 // does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a 9-plane
@@ -622,17 +622,20 @@ void build_entries(std::vector<Entry<T>>& v, int R) {
     return;
   } else {
     switch (R) {
-      case 1:
-        // fp32: 16 x 2 fusing at most 3 steps (123 registers, 16 warps per SM) before 12 x 2 of 4.
-        // fp64: 8 x 4 before 12 x 2 (512^3, 4 steps, ms a step: heat 0.4781 against 0.4837 on an
-        // H200, 0.4785 against 0.4843 on an H100; the wave 0.5978 against 0.6055 and 0.6014 against
-        // 0.6067; docs/performance.md, "Temporal blocking").
-        if constexpr (f32) add<T, 1, EQ, 3, 16, 2, 2>(v);
+      case 1: {
+        // fp32 and heat fp64: 16 x 2 fusing at most 3 steps (123 registers, 16 warps per SM) before
+        // 12 x 2 of 4; the fp64 wave: 8 x 4 fusing 4 first. 512^3, ms a step on an H100: heat fp64
+        // 16 x 2 of 3 0.4142, 8 x 4 of 4 0.4782, 12 x 2 of 4 0.4839; the fp64 wave 0.6087, 0.6011,
+        // 0.6060 (docs/performance.md, "Temporal blocking").
+        constexpr bool k16First = f32 || EQ == kHeat;
+        if constexpr (k16First) add<T, 1, EQ, 3, 16, 2, 2>(v);
         if constexpr (!f32) add<T, 1, EQ, 4, 8, 4, 2>(v);
         add<T, 1, EQ, 4, 12, 2, 2>(v);
         if constexpr (f32) add<T, 1, EQ, 4, 8, 4, 2>(v);
         if constexpr (f32 && EQ == kHeat) add<T, 1, EQ, 4, 16, 2, 2>(v);
+        if constexpr (!k16First) add<T, 1, EQ, 3, 16, 2, 2>(v);
         break;
+      }
       case 2:
         // 16 x 2 fusing at most 2 steps (128 registers, 16 warps per SM) before 12 x 2 of 3.
         add<T, 2, EQ, 2, 16, 2, 2>(v);
