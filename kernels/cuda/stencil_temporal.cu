@@ -105,18 +105,21 @@
 // How many steps (temporal_default_steps): T = 4 at R = 1, 2 at R = 2..4 and for Gray-Scott
 // (two fields: twice the queues), clamped by the default shape's TMAX (3 for fp32 and heat fp64 at
 // R = 1: the 16-warp shape fusing 3 steps beat 12 warps fusing 4, H200, heat 0.2427 against 0.2593
-// ms per step, the wave 0.2929 against 0.3229, and 8 x 4 fusing 4 in heat fp64 by 13%; at R = 2 16 warps fusing 2 beat
-// 12, heat 0.3664 against 0.4515, in fp64 0.7683 against 0.9241; the wave in fp32 at R = 1 where the L2 is under 56 MB
-// asks for 4 and so runs 12 x 2, temporal_default_steps), lowered to 2 where the whole state fits in half the device's
-// L2 (the single-step kernels then run from L2 and the redundant work weighs more), and while less than a quarter of
-// the region would be output. Why these: the queue registers grow as (T - 1)(2R + 1), the output share of a 24-row
-// region as 1 - 2 T R / 24 (R = 1: 0.67 at T = 4, 0.58 at T = 5; R = 2: 0.5 at T = 3, 0.33 at T = 4), while the DRAM
-// bytes per step fall as 2 / T: past these T the redundant work and the queues cost more than the bytes saved
-// (measured, 512^3 on an H200: R = 1 T = 2, 3, 4 0.286, 0.290, 0.278 ms per step; R = 2 T = 2, 3 0.452, 0.502 ms; 12 x
-// 2 shapes). The shape: the first that fits the device's shared memory per block and fuses the steps asked for; the z
-// chunk: from the SM count and the occupancy (waves x planes per block, as the ring kernel). base/hd.hpp gives nvcc's
-// host pass GCC's "#pragma GCC unroll", which nvcc's front end does not know (warning 1675, from
-// kernels/physics/stencil.hpp; stencil_cuda.cu shows it too): not ours.
+// ms per step, the wave 0.2929 against 0.3229, and 8 x 4 fusing 4 in heat fp64 by 13%; at R = 2
+// 16 warps fusing 2 beat 12, heat 0.3664 against 0.4515, in fp64 0.7683 against 0.9241; the wave
+// in fp32 at R = 1 where the L2 is under 56 MB asks for 4 and so runs 12 x 2,
+// temporal_default_steps), lowered to 2 where the whole state fits in half the device's L2 (the
+// single-step kernels then run from L2 and the redundant work weighs more), and while less than a
+// quarter of the region would be output.
+// Why these: the queue registers grow as (T - 1)(2R + 1), the output share of a 24-row region as
+// 1 - 2 T R / 24 (R = 1: 0.67 at T = 4, 0.58 at T = 5; R = 2: 0.5 at T = 3, 0.33 at T = 4), while
+// the DRAM bytes per step fall as 2 / T: past these T the redundant work and the queues cost more
+// than the bytes saved (measured, 512^3 on an H200: R = 1 T = 2, 3, 4 0.286, 0.290, 0.278 ms per
+// step; R = 2 T = 2, 3 0.452, 0.502 ms; 12 x 2 shapes). The shape: the first that fits the device's
+// shared memory per block and fuses the steps asked for; the
+// z chunk: from the SM count and the occupancy (waves x planes per block, as the ring kernel).
+// base/hd.hpp gives nvcc's host pass GCC's "#pragma GCC unroll", which nvcc's front end does not
+// know (warning 1675, from kernels/physics/stencil.hpp; stencil_cuda.cu shows it too): not ours.
 #pragma nv_diag_suppress 1675
 
 #include <algorithm>
