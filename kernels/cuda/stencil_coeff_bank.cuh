@@ -2,7 +2,8 @@
 // (CUDA_SEPARABLE_COMPILATION OFF) every translation unit holds its own __constant__ variables,
 // so each stencil kernel file that includes this header has a bank of its own, and defines the
 // function that says where it is (*_bank, stencil_families.cuh); upload_constant_coeffs
-// (stencil_update.cpp) fills every bank. Included (through the family headers) by the files that compile kernels.
+// (stencil_update.cpp) fills every bank. Included (through the family headers) by the files that
+// compile kernels.
 #pragma once
 
 #include <cuda_runtime.h>

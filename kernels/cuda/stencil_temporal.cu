@@ -92,9 +92,10 @@
 //   R = 4, TMAX 2: 8 x 4, D 1 (default; padded 220 / unpadded 208 KB): 255, 136 / 316 B spilled;
 //                  12 x 2, D 1 (padded, 176 / 208 KB): 168, 404 / 128 B spilled;
 //   fp64 (the same bytes per vector, no XR; padded): R = 1 16 x 2 of 3 (default for heat) 123 /
-//   128, 8 x 4 (default for the wave) 255 / 255, 12 x 2 (91 / 130 KB) 152 / 160, no spills; R = 2 16 x 2 128, R = 2 12
-//   x 2 and R = 3 168, no spills; R = 4 8 x 4 255, 1,032 / 488 B spilled; Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB;
-//   fp64 padded, 108 KB): fp32 153, fp64 177, no spills.
+//   128, 8 x 4 (default for the wave) 255 / 255, 12 x 2 (91 / 130 KB) 152 / 160, no spills;
+//   R = 2 16 x 2 128, R = 2 12 x 2 and R = 3 168, no spills; R = 4 8 x 4 255, 1,032 / 488 B
+//   spilled;
+//   Gray-Scott R = 1, TMAX 2: 8 x 2, D 2 (96 KB; fp64 padded, 108 KB): fp32 153, fp64 177, no spills.
 // Each level's rows are computed straight into their slot of the queue (the plane 2R + 1 below,
 // which no level reads any more), so a level holds no second copy of its results. R = 4 still
 // does not fit: level 1's z window and y rows (4 (2R + 1 + 2R) registers per row) beside a 9-plane

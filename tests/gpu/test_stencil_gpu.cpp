@@ -362,6 +362,34 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
     expect_like_the_cpu_backend(r);
 }
 
+// Each engine sets its kernels up on a thread of its own from its constructor (lazy module
+// loading off the first step). Engines made while another one steps, of every tiling and
+// precision, and dropped before their first upload or step (the destructor waits for that
+// thread), leave the stepping engine's results those of the CPU backend.
+TEST(StencilGpu, EnginesPreparedBesideARunningOneLeaveItsResults) {
+  SKIP_WITHOUT_GPU();
+  StencilProblem p = problem(Equation::Heat, 2, 45, 38, 33);
+  p.boundary = Boundary::Periodic;
+  auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Constant), p);
+  auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp32, Tiling::Shared, CoeffSpace::Constant), p);
+  const double dt = stable_dt(p, 0.6);
+  init_pair(*gpu, *cpu, p, 5, dt);
+  int made = 0;
+  for (Equation eq : {Equation::Heat, Equation::Wave, Equation::GrayScott})
+    for (Tiling t : {Tiling::None, Tiling::Shared, Tiling::Temporal})
+      for (Precision pr : {Precision::Fp32, Precision::Fp64}) {
+        StencilProblem q = problem(eq, 1, 40, 36, 20);
+        q.boundary = Boundary::Periodic;
+        auto other = make_stencil_cuda(strategy(Backend::Cuda, pr, t, CoeffSpace::Constant), q);
+        gpu->step(dt), cpu->step(dt);
+        ++made;
+      }
+  ASSERT_EQ(made, 18);
+  std::size_t nans = 0;
+  EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5);
+  EXPECT_EQ(nans, 0u);
+}
+
 // Periodic grids not split in z: the shared kernels read the planes beyond the z ends from the
 // other end (StencilLaunch::wraps), and the fill never writes the z halo planes (they hold the
 // zeros of the upload: a kernel that read them would be far off). z extents of R, 2R and more
