@@ -11,9 +11,9 @@
 // (stencil_shapes.cuh). Included by the files that instantiate shapes.
 #pragma once
 
-#include <mutex>
 #include <string>
 
+#include "kernels/cuda/kernel_setup.hpp"
 #include "kernels/cuda/stencil_coeff_bank.cuh"
 #include "kernels/cuda/stencil_tile.cuh"
 
@@ -197,11 +197,7 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   // (StencilLaunch::images) or the fill's.
   a.ywraps = l.xwraps && a.ny % K::TY == 0 && a.ny >= R;
   auto kern = stencil_shared_kernel<T, R, Eq, CONST, BY, PF, RY, MINB>;
-  static std::once_flag configured;  // an engine prepares its kernels on a thread of its own
-  std::call_once(configured, [&] {
-    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(K::smem_bytes)),
-                       "stencil shared kernel, " + std::to_string(K::smem_bytes) + " B of shared memory");
-  });
+  set_shared_memory_once(reinterpret_cast<const void*>(kern), K::smem_bytes, false, "stencil shared kernel");
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, K::smem_bytes));
   if (l.prepare) return {};

@@ -6,10 +6,10 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "kernels/cuda/kernel_setup.hpp"
 #include "kernels/cuda/stencil_coeff_bank.cuh"
 #include "kernels/cuda/stencil_tile.cuh"
 
@@ -329,13 +329,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
                                     kTmaPromote<T, Eq, R>);
     }
   }
-  static std::once_flag configured;  // an engine prepares its kernels on a thread of its own
-  std::call_once(configured, [&] {
-    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::smem_bytes)),
-                       "stencil ring kernel, " + std::to_string(G::smem_bytes) + " B of shared memory");
-    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                            int(cudaSharedmemCarveoutMaxShared)));
-  });
+  set_shared_memory_once(reinterpret_cast<const void*>(kern), G::smem_bytes, true, "stencil ring kernel");
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
   if (l.prepare) return {};

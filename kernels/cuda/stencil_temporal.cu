@@ -128,7 +128,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -136,6 +135,7 @@
 
 #include "base/env.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/kernel_setup.hpp"
 #include "kernels/cuda/stencil_device.cuh"
 #include "kernels/cuda/stencil_temporal.cuh"
 #include "kernels/device_info.hpp"
@@ -755,25 +755,6 @@ int choose_zchunk(int requested, long long tiles_xy, int nz, long long slots, in
   return best;
 }
 
-std::mutex g_configured_mutex;
-std::set<std::pair<const void*, int>> g_configured;  // (kernel, device) with its attributes set
-
-// The kernel's shared-memory attributes on the current device, once (under CUDA's lazy loading
-// the first call loads the kernel's module).
-template <class T>
-void configure(const Entry<T>& en, const std::string& what) {
-  int dev = 0;
-  TIERSIM_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(g_configured_mutex);
-  if (g_configured.count({en.kernel, dev})) return;
-  TIERSIM_CUDA_CHECK(
-      cudaFuncSetAttribute(en.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(en.shape.smem_bytes)),
-      what + ", " + std::to_string(en.shape.smem_bytes) + " B of shared memory");
-  TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(en.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          int(cudaSharedmemCarveoutMaxShared)));
-  g_configured.insert({en.kernel, dev});
-}
-
 }  // namespace
 
 template <class T>
@@ -781,7 +762,8 @@ void prepare_stencil_temporal(Equation eq, int R, const TemporalOptions& opt) {
   const int e = eq_index(eq);
   const std::vector<Entry<T>>& v = entries<T>(e, R);
   const std::string what = std::string("temporal ") + eq_tag(e) + " R=" + std::to_string(R);
-  configure(v[pick_shape(v, e, R, opt, query_device().smem_optin_per_block)], what);
+  const Entry<T>& en = v[pick_shape(v, e, R, opt, query_device().smem_optin_per_block)];
+  set_shared_memory_once(en.kernel, en.shape.smem_bytes, true, what.c_str());
 }
 template void prepare_stencil_temporal<float>(Equation, int, const TemporalOptions&);
 template void prepare_stencil_temporal<double>(Equation, int, const TemporalOptions&);
@@ -922,7 +904,7 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   a.co = coeffs;
   a.prm = params;
 
-  configure(en, what);
+  set_shared_memory_once(en.kernel, sh.smem_bytes, true, what.c_str());
   int per_sm = 0;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, en.kernel, 32 * sh.block_y, sh.smem_bytes),
                      what);
