@@ -21,9 +21,9 @@ void set_shared_memory_once(const void* kernel, std::size_t smem_bytes, bool max
   TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)),
                      std::string(what) + ", " + std::to_string(smem_bytes) + " B of shared memory");
   if (max_carveout)
-    TIERSIM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)),
-        what);
+    TIERSIM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            int(cudaSharedmemCarveoutMaxShared)),
+                       what);
   done.insert({kernel, dev});
 }
 
