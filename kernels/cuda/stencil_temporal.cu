@@ -63,7 +63,8 @@
 // at warp granularity (R = 1, 24-row region: (24 + 20 + 20 + 16) / (4 x 16) = 1.25; R = 2, T = 3:
 // 48 / 36 = 1.33; R = 4, 32 rows: 40 / 32 = 1.25); x, a warp computes all 128 columns for 120 or
 // 112 outputs and 512 columns take 5 such tiles (640 / 512 = 1.25: the one power-of-two loss);
-// z, each chunk re-reads 2 T R planes (~3%). So ~1.6 (R = 1), ~1.7 (R = 2), ~1.6 (R = 4).
+// z, each segment a block streams (its planes of one tile) reads 2 T R planes more than it
+// outputs (6% in chunks of 103 planes at R = 1, T = 3). So ~1.6 (R = 1), ~1.7 (R = 2), ~1.6 (R = 4).
 // Against the targets (the single-step kernels at 512^3 on an H100: 0.414, 0.457 and 0.455 ms
 // per step at R = 1, 2, 4; fp64 R = 1 about 0.86): 1.6x at R = 1 needs 2.2 useful point-steps per
 // clock and SM, 3.6 updates: 37% of the shared-memory bound, 31% of issue; 1.4x at R = 2 needs
@@ -117,8 +118,8 @@
 // the DRAM bytes per step fall as 2 / T: past these T the redundant work and the queues cost more
 // than the bytes saved (measured, 512^3 on an H200: R = 1 T = 2, 3, 4 0.286, 0.290, 0.278 ms per
 // step; R = 2 T = 2, 3 0.452, 0.502 ms; 12 x 2 shapes). The shape: the first that fits the device's
-// shared memory per block and fuses the steps asked for; the
-// z chunk: from the SM count and the occupancy (waves x planes per block, as the ring kernel).
+// shared memory per block and fuses the steps asked for; how the blocks share the tiles and
+// planes: choose_split, from the SM count and the occupancy.
 // base/hd.hpp gives nvcc's host pass GCC's "#pragma GCC unroll", which nvcc's front end does not
 // know (warning 1675, from kernels/physics/stencil.hpp; stencil_cuda.cu shows it too): not ours.
 #pragma nv_diag_suppress 1675
@@ -194,12 +195,15 @@ struct TArgs {
   T* out[2];       // heat {u}; wave {u(t + T dt), u(t + (T-1) dt)}; gray-scott {U, V}
   int nx, ny, nz;
   long long sy, sz;
-  int steps;       // T, the time levels this pass advances (1..TMAX)
-  int xh;          // x halo of the region: T R rounded up to whole 16-byte vectors
-  int wout, hout;  // output tile: W0 - 2 xh points by H0 - 2 T R rows
-  int zchunk;      // output planes per block
-  int fixed;       // Boundary::Fixed: points outside the interior hold bv at every level
-  int zlo, zhi;    // planes -zlo..-1 and nz..nz+zhi-1 hold the neighbours' values (TemporalOptions)
+  int steps;        // T, the time levels this pass advances (1..TMAX)
+  int xh;           // x halo of the region: T R rounded up to whole 16-byte vectors
+  int wout, hout;   // output tile: W0 - 2 xh points by H0 - 2 T R rows
+  int zchunk;       // output planes per block (blocks == 0: a 3-D grid of tiles x z chunks)
+  int blocks;       // > 0: a 1-D grid of this many blocks, each walking an equal share of the work
+  int tiles_x;      // output tiles along x
+  long long units;  // the pass's work: tiles x nz output planes, tile-major (blocks > 0)
+  int fixed;        // Boundary::Fixed: points outside the interior hold bv at every level
+  int zlo, zhi;     // planes -zlo..-1 and nz..nz+zhi-1 hold the neighbours' values (TemporalOptions)
   T bv[2];
   TemporalParams<T> prm;  // the pass's equation's member is read
   StencilCoeffs<T> co;
@@ -294,8 +298,11 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
   }
 }
 
+// One block's pass over output tile (bx, by), output planes zo0 .. zo1 - 1: input planes zo0 - T R
+// .. zo1 + T R - 1 stream through, the first 2 T R of them filling the pipeline of levels.
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
-__global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
+__device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx, const int by, const int zo0,
+                                                 const int zo1) {
   using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
   constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL, NQ = G::NQ;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -305,10 +312,9 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
 
   const int lane = threadIdx.x, r0 = threadIdx.y * RY;  // this thread: lane's vector, rows r0 .. r0+RY-1
   const int steps = a.steps, TR = steps * R;
-  const int ox0 = blockIdx.x * a.wout, oy0 = blockIdx.y * a.hout;  // output tile origin
-  const int gx = ox0 - a.xh + lane * VW;  // global x of this lane's vector (region x0 = ox0 - xh)
-  const int gy0 = oy0 - TR + r0;          // global y of row r0 (region y0 = oy0 - T R)
-  const int zo0 = blockIdx.z * a.zchunk, zo1 = min(zo0 + a.zchunk, a.nz);
+  const int ox0 = bx * a.wout, oy0 = by * a.hout;  // output tile origin
+  const int gx = ox0 - a.xh + lane * VW;           // global x of this lane's vector (region x0 = ox0 - xh)
+  const int gy0 = oy0 - TR + r0;                   // global y of row r0 (region y0 = oy0 - T R)
   const int i0 = zo0 - TR, iend = zo1 + TR;        // input planes this block reads
   const int sown = (G::YP + r0) * W0 + lane * VW;  // shared offset of this thread's first vector
   const bool fixed = a.fixed != 0;
@@ -583,6 +589,32 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
   cp_async_wait_group<0>();
 }
 
+// The block's work, [w0, w1) of the tile-major (tile, output plane) units, in segments of one
+// tile each. Blocks > 0 (one block per SM slot): an equal share each, so that every SM ends
+// together and a block pays the 2 T R planes of pipeline filling once per tile it touches (at
+// 512^3, heat fp32 R = 1: ~400 plane-steps an SM against 436 for five z chunks of 103 planes in
+// four waves of 132, the last one 79% full; where it is chosen: launch_stencil_temporal). Else a
+// 3-D grid of tiles x z chunks of a.zchunk.
+template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
+__global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
+  long long w0, w1;
+  if (a.blocks > 0) {
+    w0 = blockIdx.x * a.units / a.blocks;
+    w1 = (blockIdx.x + 1LL) * a.units / a.blocks;
+  } else {
+    const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+    w0 = tile * a.nz + (long long)blockIdx.z * a.zchunk;
+    w1 = tile * a.nz + min((long long)a.nz, (blockIdx.z + 1LL) * a.zchunk);
+  }
+  for (bool first = true; w0 < w1; first = false) {
+    const long long tile = w0 / a.nz;
+    const int z0 = int(w0 - tile * a.nz), z1 = int(min((long long)a.nz, z0 + (w1 - w0)));
+    if (!first) __syncthreads();  // every warp is done with the previous tile's shared memory
+    temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, int(tile % a.tiles_x), int(tile / a.tiles_x), z0, z1);
+    w0 += z1 - z0;
+  }
+}
+
 // ---- drivers ------------------------------------------------------------------------------------
 int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
 // -1: no temporal kernel for the equation.
@@ -739,20 +771,62 @@ int default_steps(int eq, int R, const TemporalShape& sh, int vw, std::size_t st
   return T;
 }
 
-// Output planes per block: the chunk count that minimises (waves of blocks) x (planes a block
-// reads: its chunk plus 2 T R), as the ring kernel's launch does (stencil_ring.cuh).
-int choose_zchunk(int requested, long long tiles_xy, int nz, long long slots, int overhead) {
-  if (requested > 0) return std::min(requested, nz);
-  int best = nz;
+// How the blocks share a pass: blocks > 0, that many each walking an equal share of the
+// tile-major (tile, output plane) units; else z chunks of zchunk planes per tile, one block each.
+struct Split {
+  int zchunk = 0;
+  long long blocks = 0;
+};
+
+// f(tile, planes) for every segment (a block's planes of one tile) of the split.
+template <class F>
+void for_each_segment(const Split& sp, long long tiles, int nz, F&& f) {
+  const long long units = tiles * nz;
+  auto walk = [&](long long w0, long long w1) {
+    while (w0 < w1) {
+      const long long tile = w0 / nz, planes = std::min(w1, (tile + 1) * nz) - w0;
+      f(tile, planes);
+      w0 += planes;
+    }
+  };
+  if (sp.blocks > 0) {
+    for (long long b = 0; b < sp.blocks; ++b) walk(b * units / sp.blocks, (b + 1) * units / sp.blocks);
+  } else {
+    for (long long tile = 0; tile < tiles; ++tile)
+      for (long long z = 0; z < nz; z += sp.zchunk)
+        walk(tile * nz + z, tile * nz + std::min<long long>(nz, z + sp.zchunk));
+  }
+}
+
+// The split with the shortest time, in plane-steps of the block that ends last (each segment
+// streams its planes plus `overhead` = 2 T R): z chunks in waves of `slots` blocks (the chunk
+// count that minimises waves x (chunk + overhead), as the ring kernel's launch chooses,
+// stencil_ring.cuh), or, where `shares` allows, one block per slot walking an equal share, whose
+// segments straddle tiles but whose blocks all end together; the share only where it is
+// shorter. opt.z_chunk or opt.blocks asks for one.
+Split choose_split(const TemporalOptions& opt, long long tiles, int nz, long long slots, int overhead, bool shares) {
+  Split chunked;
+  if (opt.blocks > 0) return Split{nz, std::min<long long>(opt.blocks, tiles * nz)};
+  if (opt.z_chunk > 0) return Split{std::min(opt.z_chunk, nz), 0};
+  slots = std::max(1LL, slots);
+  chunked.zchunk = nz;
   double best_cost = 1e300;
   for (int c = 1; c <= nz; ++c) {
     const int zc = ceil_div(nz, c);
     if (c > 1 && zc == ceil_div(nz, c - 1)) continue;
-    const double waves = double((tiles_xy * ceil_div(nz, zc) + slots - 1) / std::max(1LL, slots));
+    const double waves = double((tiles * ceil_div(nz, zc) + slots - 1) / slots);
     const double cost = waves * (zc + overhead);
-    if (cost < best_cost * 0.999) best_cost = cost, best = zc;
+    if (cost < best_cost * 0.999) best_cost = cost, chunked.zchunk = zc;
   }
-  return best;
+  if (!shares) return chunked;
+  const Split shared{nz, std::min(slots, tiles * nz)};
+  double longest = 0;
+  for (long long b = 0; b < shared.blocks; ++b) {
+    const long long w0 = b * tiles * nz / shared.blocks, w1 = (b + 1) * tiles * nz / shared.blocks;
+    const long long segments = (w1 - 1) / nz - w0 / nz + 1;
+    longest = std::max(longest, double(w1 - w0 + segments * overhead));
+  }
+  return longest < best_cost * 0.99 ? shared : chunked;
 }
 
 }  // namespace
@@ -910,12 +984,27 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                      what);
   if (per_sm < 1) throw Error(what + ": shape " + shape_text(sh) + " does not fit on an SM of this device");
   const long long tx = ceil_div(g.nx, a.wout), ty = ceil_div(g.ny, a.hout);
-  a.zchunk = choose_zchunk(opt.z_chunk, tx * ty, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R);
+  if (opt.z_chunk > 0 && opt.blocks > 0) throw Error(what + ": z_chunk and blocks both asked; one of them");
+  // Shares only for heat at R = 1. Blocks at different planes of neighbouring tiles no longer meet
+  // in the L2 on the halo rows they share, so a pass reads the DRAM ~1.5x as much (Nsight Compute,
+  // heat fp32 R = 1 at 512^3: 558 -> 849 MB a pass on both devices). Heat at R = 1 streams one
+  // field and has the room: 512^3, ms a step, chunks / shares, H200 and H100, fp32 0.2109 /
+  // 0.1948 and 0.2110 / 0.1974, fp64 0.4135 / 0.3939 and 0.4143 / 0.3992. The rest lost: the
+  // wave at R = 1 (fp32 0.2782 / 0.3153 on the H200, 0.2900 / 0.3222 on the H100; fp64 even on
+  // the H200, 1-4% slower on the H100), heat at R = 2 (fp32 0.3468 / 0.3581, 0.3476 / 0.3638)
+  // and the fp64 wave at R = 2 on the H100 (0.8607 / 1.0714; the waves at R = 2 gained 2-4% on
+  // the H200).
+  const bool shares = eq == Equation::Heat && R == 1;
+  const Split split = choose_split(opt, tx * ty, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R, shares);
+  a.tiles_x = int(tx);
+  a.units = tx * ty * g.nz;
+  a.blocks = int(split.blocks);
+  a.zchunk = split.zchunk;
   const long long tz = ceil_div(g.nz, a.zchunk);
-  if (ty > 65535 || tz > 65535)
+  if (a.blocks == 0 && (ty > 65535 || tz > 65535))
     throw Error(what + ": grid too large for one launch (" + std::to_string(ty) + " x " + std::to_string(tz) +
                 " blocks in y, z)");
-  const dim3 grid{unsigned(tx), unsigned(ty), unsigned(tz)};
+  const dim3 grid = a.blocks > 0 ? dim3{unsigned(a.blocks), 1, 1} : dim3{unsigned(tx), unsigned(ty), unsigned(tz)};
   en.launch(a, grid, s);
   // Stable names: stencil_heat_temporal_r1_t4; a shape other than the default adds its own.
   std::string name =
@@ -923,33 +1012,37 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   if (si != 0)
     name += std::string("_by") + std::to_string(sh.block_y) + "_ry" + std::to_string(sh.rows_per_thread) + "_p" +
             std::to_string(sh.planes_ahead);
-  TIERSIM_CUDA_CHECK_LAUNCH("stencil_temporal_kernel", name + ", grid " + std::to_string(g.nx) + "x" +
-                                                           std::to_string(g.ny) + "x" + std::to_string(g.nz) + ", " +
-                                                           std::to_string(tx) + "x" + std::to_string(ty) + "x" +
-                                                           std::to_string(tz) + " blocks");
+  TIERSIM_CUDA_CHECK_LAUNCH(
+      "stencil_temporal_kernel",
+      name + ", grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) + ", " +
+          (a.blocks > 0 ? std::to_string(a.blocks)
+                        : std::to_string(tx) + "x" + std::to_string(ty) + "x" + std::to_string(tz)) +
+          " blocks");
 
   // Cost model. Compulsory: the T single steps this pass stands for, as the single-step engine
   // counts each (heat 2, wave 3, Gray-Scott 4 accesses per point), so that GB/s over the pass's
   // time is the bandwidth a single-step kernel would need to keep up. Modelled: what the pass
   // moves: every block reads its region (output tile, x halo in whole vectors, T R rows of y
-  // halo, clipped where the grid ends) for its chunk plus 2 T R planes, the wave's u(t - dt) on
-  // the rows level 1 computes, and writes every output field once.
+  // halo, clipped where the grid ends) for each of its segments' planes plus 2 T R, the wave's
+  // u(t - dt) on the rows level 1 computes, and writes every output field once.
   StencilProblem p;
   p.equation = eq, p.nx = g.nx, p.ny = g.ny, p.nz = g.nz, p.radius = R;
   const double pts = double(g.interior_points());
-  double xs = 0, ys = 0, ysp = 0, zs = 0;
-  for (long long bx = 0; bx < tx; ++bx)
-    xs += std::min<long long>(32, ceil_div(std::min<long long>(a.wout, g.nx - bx * a.wout) + 2LL * a.xh, VW)) * VW;
-  for (long long by = 0; by < ty; ++by) {
+  // Points a tile reads of one plane: its columns times (its rows per field, and the wave's
+  // u(t - dt) rows).
+  auto tile_points = [&](long long bx, long long by) {
+    const double cols = double(
+        std::min<long long>(32, ceil_div(std::min<long long>(a.wout, g.nx - bx * a.wout) + 2LL * a.xh, VW)) * VW);
     const long long rows =
         std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - by * a.hout) + 2LL * T_ * R);
-    ys += double(rows);
-    ysp += double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));
-  }
-  for (long long bz = 0; bz < tz; ++bz)
-    zs += double(std::min<long long>(a.zchunk, g.nz - bz * a.zchunk) + 2LL * T_ * R);
-  const double reads =
-      xs * zs * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * ys + (eq == Equation::Wave ? ysp : 0));
+    const double prev_rows = double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));
+    return cols * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * double(rows) +
+                   (eq == Equation::Wave ? prev_rows : 0));
+  };
+  double reads = 0;
+  for_each_segment(split, tx * ty, g.nz, [&](long long tile, long long planes) {
+    reads += tile_points(tile % tx, tile / tx) * double(planes + 2LL * T_ * R);
+  });
   rec.kernel = name;
   rec.bytes_compulsory = double(T_) * stencil_compulsory_bytes(p, sizeof(T));
   rec.bytes_modelled = (reads + double(nout) * pts) * sizeof(T);

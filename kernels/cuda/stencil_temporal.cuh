@@ -41,10 +41,12 @@ struct TemporalShape {
 };
 
 struct TemporalOptions {
-  int steps = 0;    // fused steps of this pass, 1..max_steps; 0: temporal_default_steps
-  int shape = -1;   // index into temporal_shapes(); -1: TIERSIM_TEMPORAL_SHAPE=BY,RY,P if set, else the
-                    // first shape that fits the device's shared memory and fuses `steps` (the default)
-  int z_chunk = 0;  // output planes per block; 0: chosen from the SM count (waves x planes per block)
+  int steps = 0;   // fused steps of this pass, 1..max_steps; 0: temporal_default_steps
+  int shape = -1;  // index into temporal_shapes(); -1: TIERSIM_TEMPORAL_SHAPE=BY,RY,P if set, else the
+                   // first shape that fits the device's shared memory and fuses `steps` (the default)
+  // How the blocks share the work (tiles x output planes), chosen from the SM count where both are 0:
+  int z_chunk = 0;  // > 0: a block per tile and chunk of this many output planes, in waves
+  int blocks = 0;   // > 0: this many blocks, each walking an equal share of the (tile, plane) work
   // Planes beside the grid in z that hold a neighbour's values at time t (below plane 0 and from
   // plane nz on: a rank's slab and the planes exchanged with the ranks beside it, or a z range of
   // a larger grid): read as interior points instead of wrapped or taken as the boundary value.

@@ -335,9 +335,11 @@ void run_hundred_steps(Equation eq, int R, Boundary bc) {
   const Precision pr = fp64 ? Precision::Fp64 : Precision::Fp32;
   const int tmax = cuda::temporal_shapes(eq, R, fp64).front().max_steps;
   struct Size {
-    int nx, ny, nz, z_chunk;  // z_chunk 0: the driver's choice (on a small grid: many short chunks)
+    int nx, ny, nz, z_chunk, blocks;  // both 0: the driver's choice (on a small grid: many short chunks)
   };
-  for (const Size sz : {Size{37, 29, 23, 0}, Size{64, 33, 17, 17}}) {
+  // The third: 7 blocks sharing 2 x 2 tiles of 19 planes, so that blocks start and end mid-tile
+  // and most walk into a second tile.
+  for (const Size sz : {Size{37, 29, 23, 0, 0}, Size{64, 33, 17, 17, 0}, Size{150, 41, 19, 0, 7}}) {
     const StencilProblem p = problem(eq, R, sz.nx, sz.ny, sz.nz, bc);
     const double dt = stable_dt(p, 0.5);
     for (int T_ = 1; T_ <= tmax; ++T_) {
@@ -351,7 +353,7 @@ void run_hundred_steps(Equation eq, int R, Boundary bc) {
       }
       for (int s = 0; s < steps; ++s) eng->step(dt);
       cuda::TemporalOptions opt;
-      opt.z_chunk = sz.z_chunk;
+      opt.z_chunk = sz.z_chunk, opt.blocks = sz.blocks;
       const int passes = tmp.advance(steps, T_, opt);
       const std::string what = label(p, fp64) + ", T=" + std::to_string(T_) + ", " + std::to_string(steps) +
                                " steps in " + std::to_string(passes) + " passes (" + tmp.record().kernel + ")";
@@ -536,14 +538,19 @@ TEST(StencilTemporalShapes, EveryShapeMatchesTheEngine) {
   }
 }
 
-// Several tiles in x and y and several z chunks (forced short, and the driver's choice), both
-// boundaries: tile seams, chunk seams and the queue's rotation over many planes.
+// Several tiles in x and y and several z chunks (forced short, and the driver's choice) or blocks
+// walking shares of the tiles' planes (13 blocks: shares of 2.5-3.8 tiles' planes, each starting
+// mid-tile; 200: shares shorter than the pipeline's 2 T R planes), both boundaries: tile seams,
+// chunk and share seams and the queue's rotation over many planes.
 TEST(StencilTemporalShapes, ManyTilesAndChunksMatchTheEngine) {
   SKIP_WITHOUT_GPU();
+  struct Split {
+    int z_chunk, blocks;
+  };
   for (Equation eq : {Equation::Heat, Equation::Wave})
     for (int R : {1, 2})
       for (Boundary bc : {Boundary::Periodic, Boundary::Fixed})
-        for (int zc : {16, 0}) {
+        for (const Split sp : {Split{16, 0}, Split{0, 0}, Split{0, 13}, Split{0, 200}}) {
           const StencilProblem p = problem(eq, R, 300, 70, 90, bc);
           const double dt = stable_dt(p, 0.5);
           auto eng = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32), p);
@@ -556,10 +563,11 @@ TEST(StencilTemporalShapes, ManyTilesAndChunksMatchTheEngine) {
           const int T_ = cuda::temporal_shapes(eq, R, false).front().max_steps, steps = 2 * T_;
           for (int s = 0; s < steps; ++s) eng->step(dt);
           cuda::TemporalOptions opt;
-          opt.z_chunk = zc;
+          opt.z_chunk = sp.z_chunk, opt.blocks = sp.blocks;
           tmp.advance(steps, T_, opt);
           expect_match(p, *eng, tmp,
-                       label(p, false) + ", z chunk " + std::to_string(zc) + " (" + tmp.record().kernel + ")");
+                       label(p, false) + ", z chunk " + std::to_string(sp.z_chunk) + ", blocks " +
+                           std::to_string(sp.blocks) + " (" + tmp.record().kernel + ")");
         }
 }
 
@@ -584,6 +592,16 @@ TEST(StencilTemporalDriver, FillsTheCostModel) {
   EXPECT_EQ(r.work_unit, "points");
   EXPECT_GE(r.bytes_modelled, 2 * pts * sizeof(float));
   EXPECT_LT(r.bytes_modelled, 4 * pts * sizeof(float)) << "halo re-reads beyond the model's reach";
+  // Blocks sharing the 2 x 4 tiles' 50 planes: 4 blocks walk two whole tiles each, the planes of
+  // one chunk per tile; 3 blocks start two segments mid-tile, each streaming 2 T R planes more.
+  const double one_chunk_bytes = r.bytes_modelled;
+  cuda::TemporalOptions shares;
+  shares.blocks = 4;
+  tmp.pass(3, shares);
+  EXPECT_DOUBLE_EQ(tmp.record().bytes_modelled, one_chunk_bytes);
+  shares.blocks = 3;
+  tmp.pass(3, shares);
+  EXPECT_GT(tmp.record().bytes_modelled, one_chunk_bytes);
   // 4 steps: the first shape that fuses 4 (12 x 2), named with its shape.
   ASSERT_EQ(tmp.pass(4, one_chunk), 4);
   EXPECT_EQ(tmp.record().kernel, "stencil_heat_temporal_r1_t4_by12_ry2_p2");
@@ -621,6 +639,10 @@ TEST(StencilTemporalDriver, RefusesWhatItCannotDo) {
   opt.z_below = opt.z_above = 2 * 2 - 1;
   EXPECT_THROW(tmp.pass(2, opt), Error);
   opt.z_below = 4, opt.z_above = 0;
+  EXPECT_THROW(tmp.pass(2, opt), Error);
+  // Two ways of sharing the work asked at once.
+  opt = {};
+  opt.z_chunk = 5, opt.blocks = 3;
   EXPECT_THROW(tmp.pass(2, opt), Error);
   // In place: the output is the input.
   DeviceGrid<float> g(40, 30, 20, 2);
