@@ -64,7 +64,8 @@
 // 48 / 36 = 1.33; R = 4, 32 rows: 40 / 32 = 1.25); x, a warp computes all 128 columns for 120 or
 // 112 outputs and 512 columns take 5 such tiles (640 / 512 = 1.25: the one power-of-two loss);
 // z, each segment a block streams (its planes of one tile) reads 2 T R planes more than it
-// outputs (6% in chunks of 103 planes at R = 1, T = 3). So ~1.6 (R = 1), ~1.7 (R = 2), ~1.6 (R = 4).
+// outputs (6% in chunks of 103 planes at R = 1, T = 3). So ~1.6 (R = 1), ~1.7 (R = 2), ~1.6
+// (R = 4).
 // Against the targets (the single-step kernels at 512^3 on an H100: 0.414, 0.457 and 0.455 ms
 // per step at R = 1, 2, 4; fp64 R = 1 about 0.86): 1.6x at R = 1 needs 2.2 useful point-steps per
 // clock and SM, 3.6 updates: 37% of the shared-memory bound, 31% of issue; 1.4x at R = 2 needs
@@ -146,6 +147,11 @@ namespace tiersim::cuda {
 namespace {
 
 constexpr int kHeat = 0, kWave = 1, kGrayScott = 2;
+// The passes built to walk shares of the work (TemporalOptions::blocks; stencil_temporal_kernel):
+// heat at R = 1, where they pay (launch_stencil_temporal). Only those kernels carry the walk's
+// loop: around the others' bodies it cost 3-6% (512^3 on an H100, ms a step, without / with it:
+// the wave fp32 R = 1 0.2898 / 0.2985, heat R = 2 0.3474 / 0.3684, the wave R = 2 0.4718 / 0.4860).
+constexpr bool walks_shares(int eq, int R) { return eq == kHeat && R == 1; }
 // The traits type of an equation index, and its parameters in TemporalParams.
 template <int EQ>
 using EqOf = std::conditional_t<EQ == kHeat, equations::Heat,
@@ -589,29 +595,35 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx
   cp_async_wait_group<0>();
 }
 
-// The block's work, [w0, w1) of the tile-major (tile, output plane) units, in segments of one
-// tile each. Blocks > 0 (one block per SM slot): an equal share each, so that every SM ends
-// together and a block pays the 2 T R planes of pipeline filling once per tile it touches (at
-// 512^3, heat fp32 R = 1: ~400 plane-steps an SM against 436 for five z chunks of 103 planes in
-// four waves of 132, the last one 79% full; where it is chosen: launch_stencil_temporal). Else a
-// 3-D grid of tiles x z chunks of a.zchunk.
+// A block's work. The kernels that walk shares (walks_shares): [w0, w1) of the tile-major (tile,
+// output plane) units, in segments of one tile each; blocks > 0 (one block per SM slot): an
+// equal share each, so that every SM ends together and a block pays the 2 T R planes of pipeline
+// filling once per tile it touches (at 512^3, heat fp32 R = 1: ~400 plane-steps an SM against 436
+// for five z chunks of 103 planes in four waves of 132, the last one 79% full; where it is
+// chosen: launch_stencil_temporal). Else, and in the other kernels, a 3-D grid of tiles x z
+// chunks of a.zchunk.
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
-  long long w0, w1;
-  if (a.blocks > 0) {
-    w0 = blockIdx.x * a.units / a.blocks;
-    w1 = (blockIdx.x + 1LL) * a.units / a.blocks;
+  if constexpr (!walks_shares(EQ, R)) {
+    const int zo0 = blockIdx.z * a.zchunk;
+    temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, blockIdx.x, blockIdx.y, zo0, min(zo0 + a.zchunk, a.nz));
   } else {
-    const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-    w0 = tile * a.nz + (long long)blockIdx.z * a.zchunk;
-    w1 = tile * a.nz + min((long long)a.nz, (blockIdx.z + 1LL) * a.zchunk);
-  }
-  for (bool first = true; w0 < w1; first = false) {
-    const long long tile = w0 / a.nz;
-    const int z0 = int(w0 - tile * a.nz), z1 = int(min((long long)a.nz, z0 + (w1 - w0)));
-    if (!first) __syncthreads();  // every warp is done with the previous tile's shared memory
-    temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, int(tile % a.tiles_x), int(tile / a.tiles_x), z0, z1);
-    w0 += z1 - z0;
+    long long w0, w1;
+    if (a.blocks > 0) {
+      w0 = blockIdx.x * a.units / a.blocks;
+      w1 = (blockIdx.x + 1LL) * a.units / a.blocks;
+    } else {
+      const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+      w0 = tile * a.nz + (long long)blockIdx.z * a.zchunk;
+      w1 = tile * a.nz + min((long long)a.nz, (blockIdx.z + 1LL) * a.zchunk);
+    }
+    for (bool first = true; w0 < w1; first = false) {
+      const long long tile = w0 / a.nz;
+      const int z0 = int(w0 - tile * a.nz), z1 = int(min((long long)a.nz, z0 + (w1 - w0)));
+      if (!first) __syncthreads();  // every warp is done with the previous tile's shared memory
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, int(tile % a.tiles_x), int(tile / a.tiles_x), z0, z1);
+      w0 += z1 - z0;
+    }
   }
 }
 
@@ -985,16 +997,18 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   if (per_sm < 1) throw Error(what + ": shape " + shape_text(sh) + " does not fit on an SM of this device");
   const long long tx = ceil_div(g.nx, a.wout), ty = ceil_div(g.ny, a.hout);
   if (opt.z_chunk > 0 && opt.blocks > 0) throw Error(what + ": z_chunk and blocks both asked; one of them");
-  // Shares only for heat at R = 1. Blocks at different planes of neighbouring tiles no longer meet
-  // in the L2 on the halo rows they share, so a pass reads the DRAM ~1.5x as much (Nsight Compute,
-  // heat fp32 R = 1 at 512^3: 558 -> 849 MB a pass on both devices). Heat at R = 1 streams one
-  // field and has the room: 512^3, ms a step, chunks / shares, H200 and H100, fp32 0.2109 /
-  // 0.1948 and 0.2110 / 0.1974, fp64 0.4135 / 0.3939 and 0.4143 / 0.3992. The rest lost: the
-  // wave at R = 1 (fp32 0.2782 / 0.3153 on the H200, 0.2900 / 0.3222 on the H100; fp64 even on
-  // the H200, 1-4% slower on the H100), heat at R = 2 (fp32 0.3468 / 0.3581, 0.3476 / 0.3638)
-  // and the fp64 wave at R = 2 on the H100 (0.8607 / 1.0714; the waves at R = 2 gained 2-4% on
-  // the H200).
-  const bool shares = eq == Equation::Heat && R == 1;
+  // Shares only for heat at R = 1 (walks_shares). Blocks at different planes of neighbouring
+  // tiles no longer meet in the L2 on the halo rows they share, so a pass reads the DRAM ~1.5x as
+  // much (Nsight Compute, heat fp32 R = 1 at 512^3: 558 -> 849 MB a pass on both devices). Heat at
+  // R = 1 streams one field and has the room: 512^3, ms a step, chunks / shares, H200 and H100,
+  // fp32 0.2107 / 0.1949 and 0.2110 / 0.1974, fp64 0.4135 / 0.3939 and 0.4143 / 0.3992. The rest
+  // lost: the wave at R = 1 (fp32 0.2781 / 0.3153 on the H200, 0.2900 / 0.3222 on the H100; fp64
+  // even on the H200, 1-4% slower on the H100), heat at R = 2 (fp32 0.3468 / 0.3581, 0.3476 /
+  // 0.3637) and the fp64 wave at R = 2 on the H100 (0.8606 / 1.0714; the waves at R = 2 gained
+  // 2-4% on the H200).
+  const bool shares = walks_shares(e, R);
+  if (opt.blocks > 0 && !shares)
+    throw Error(what + ": blocks walking shares of the work are built for heat at R = 1 only");
   const Split split = choose_split(opt, tx * ty, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R, shares);
   a.tiles_x = int(tx);
   a.units = tx * ty * g.nz;
