@@ -790,23 +790,25 @@ struct Split {
   long long blocks = 0;
 };
 
-// f(tile, planes) for every segment (a block's planes of one tile) of the split.
+// f(block, tile, planes) for every segment (a block's planes of one tile) of the split, in the
+// order stencil_temporal_kernel walks them; blocks numbered as the kernel's grid, x fastest.
 template <class F>
 void for_each_segment(const Split& sp, long long tiles, int nz, F&& f) {
   const long long units = tiles * nz;
-  auto walk = [&](long long w0, long long w1) {
+  auto walk = [&](long long block, long long w0, long long w1) {
     while (w0 < w1) {
       const long long tile = w0 / nz, planes = std::min(w1, (tile + 1) * nz) - w0;
-      f(tile, planes);
+      f(block, tile, planes);
       w0 += planes;
     }
   };
   if (sp.blocks > 0) {
-    for (long long b = 0; b < sp.blocks; ++b) walk(b * units / sp.blocks, (b + 1) * units / sp.blocks);
+    for (long long b = 0; b < sp.blocks; ++b) walk(b, b * units / sp.blocks, (b + 1) * units / sp.blocks);
   } else {
-    for (long long tile = 0; tile < tiles; ++tile)
-      for (long long z = 0; z < nz; z += sp.zchunk)
-        walk(tile * nz + z, tile * nz + std::min<long long>(nz, z + sp.zchunk));
+    const long long chunks = ceil_div(nz, sp.zchunk);
+    for (long long c = 0; c < chunks; ++c)
+      for (long long tile = 0; tile < tiles; ++tile)
+        walk(c * tiles + tile, tile * nz + c * sp.zchunk, tile * nz + std::min<long long>(nz, (c + 1) * sp.zchunk));
   }
 }
 
@@ -832,13 +834,9 @@ Split choose_split(const TemporalOptions& opt, long long tiles, int nz, long lon
   }
   if (!shares) return chunked;
   const Split shared{nz, std::min(slots, tiles * nz)};
-  double longest = 0;
-  for (long long b = 0; b < shared.blocks; ++b) {
-    const long long w0 = b * tiles * nz / shared.blocks, w1 = (b + 1) * tiles * nz / shared.blocks;
-    const long long segments = (w1 - 1) / nz - w0 / nz + 1;
-    longest = std::max(longest, double(w1 - w0 + segments * overhead));
-  }
-  return longest < best_cost * 0.99 ? shared : chunked;
+  std::vector<long long> planes(std::size_t(shared.blocks), 0);  // each block's, pipeline filling included
+  for_each_segment(shared, tiles, nz, [&](long long b, long long, long long n) { planes[b] += n + overhead; });
+  return double(*std::max_element(planes.begin(), planes.end())) < best_cost * 0.99 ? shared : chunked;
 }
 
 }  // namespace
@@ -1054,7 +1052,7 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                    (eq == Equation::Wave ? prev_rows : 0));
   };
   double reads = 0;
-  for_each_segment(split, tx * ty, g.nz, [&](long long tile, long long planes) {
+  for_each_segment(split, tx * ty, g.nz, [&](long long, long long tile, long long planes) {
     reads += tile_points(tile % tx, tile / tx) * double(planes + 2LL * T_ * R);
   });
   rec.kernel = name;
