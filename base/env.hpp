@@ -11,6 +11,13 @@ namespace tiersim::env {
 inline constexpr const char* kStencilShape = "TIERSIM_STENCIL_SHAPE";
 // BY,RY,P: a temporally blocked pass's shape (kernels/cuda/stencil_temporal.cu).
 inline constexpr const char* kTemporalShape = "TIERSIM_TEMPORAL_SHAPE";
+// N: at most N regions (bands) side by side in a temporally blocked pass's last x column; 1: none
+// (TemporalOptions::bands, kernels/cuda/stencil_temporal.cu).
+inline constexpr const char* kTemporalBands = "TIERSIM_TEMPORAL_BANDS";
+// chunks[:N] | shares[:N]: how a temporally blocked pass's blocks share the work, z chunks (of N
+// planes) or blocks walking shares (N blocks; heat at R = 1), instead of the driver's choice
+// (TemporalOptions::z_chunk, blocks; kernels/cuda/stencil_temporal.cu).
+inline constexpr const char* kTemporalSplit = "TIERSIM_TEMPORAL_SPLIT";
 // none|64|128|256: the L2 promotion of every bulk-copy ring's tensor maps, instead of each ring's
 // own (kTmaPromote, kernels/cuda/stencil_ring.cuh; kernels/cuda/stencil_tensor_map.cpp).
 inline constexpr const char* kTmaL2Promotion = "TIERSIM_TMA_L2_PROMOTION";

@@ -62,10 +62,14 @@
 // Redundant work at 512^3 (updates per useful point-step): y, the levels on rows t R .. H0 - t R
 // at warp granularity (R = 1, 24-row region: (24 + 20 + 20 + 16) / (4 x 16) = 1.25; R = 2, T = 3:
 // 48 / 36 = 1.33; R = 4, 32 rows: 40 / 32 = 1.25); x, a warp computes all 128 columns for 120 or
-// 112 outputs and 512 columns take 5 such tiles (640 / 512 = 1.25: the one power-of-two loss);
-// z, each segment a block streams (its planes of one tile) reads 2 T R planes more than it
-// outputs (6% in chunks of 103 planes at R = 1, T = 3). So ~1.6 (R = 1), ~1.7 (R = 2), ~1.6
-// (R = 4).
+// 112 outputs and 512 columns take 4 such tiles and the 32 or 64 points left (the one
+// power-of-two loss): 5 full tiles would compute 640 / 512 = 1.25x; where the remainder and its
+// halo take at most 16 vectors (T R <= 4 in fp32: 10), the last column's tiles hold bands, 3
+// regions of 10 vectors side by side in a warp, and cost 0.3 of a column (4.3 / 4.27 = 1.01;
+// fp64, 9 tiles of 56 and 8 left: 4 bands of 8 vectors); at T R = 5..8 (5 tiles of 112, 64
+// left: 20 vectors) it stays 1.25; z, each segment a block streams (its planes of one tile) reads
+// 2 T R planes more than it outputs (6% in chunks of 103 planes at R = 1, T = 3). So ~1.35
+// (R = 1), ~1.4 (R = 2), ~1.65 (R = 4).
 // Against the targets (the single-step kernels at 512^3 on an H100: 0.414, 0.457 and 0.455 ms
 // per step at R = 1, 2, 4; fp64 R = 1 about 0.86): 1.6x at R = 1 needs 2.2 useful point-steps per
 // clock and SM, 3.6 updates: 37% of the shared-memory bound, 31% of issue; 1.4x at R = 2 needs
@@ -204,9 +208,12 @@ struct TArgs {
   int steps;        // T, the time levels this pass advances (1..TMAX)
   int xh;           // x halo of the region: T R rounded up to whole 16-byte vectors
   int wout, hout;   // output tile: W0 - 2 xh points by H0 - 2 T R rows
-  int zchunk;       // output planes per block (blocks == 0: a 3-D grid of tiles x z chunks)
+  int zchunk;       // output planes per block (blocks == 0: a grid of tiles x z chunks)
   int blocks;       // > 0: a 1-D grid of this many blocks, each walking an equal share of the work
-  int tiles_x;      // output tiles along x
+  int tiles_x;      // output tiles along x (columns), the last one banded where bands > 1
+  int tiles_y;      // output tiles along y in the full-width columns
+  int bands;        // > 1: the last column's tiles hold this many regions (bands) side by side
+  int band_vecs;    // 16-byte vectors across a band (bands > 1)
   long long units;  // the pass's work: tiles x nz output planes, tile-major (blocks > 0)
   int fixed;        // Boundary::Fixed: points outside the interior hold bv at every level
   int zlo, zhi;     // planes -zlo..-1 and nz..nz+zhi-1 hold the neighbours' values (TemporalOptions)
@@ -214,6 +221,19 @@ struct TArgs {
   TemporalParams<T> prm;  // the pass's equation's member is read
   StencilCoeffs<T> co;
 };
+
+// Column bx and row by of output tile `tile`: the full-width columns' tiles row by row, then the
+// last column's (banded where a.bands > 1: row by holds bands by * bands .. of hout rows each).
+template <class T>
+__host__ __device__ inline void tile_at(const TArgs<T>& a, long long tile, int& bx, int& by) {
+  const int full_cols = a.bands > 1 ? a.tiles_x - 1 : a.tiles_x;
+  const long long full = (long long)full_cols * a.tiles_y;
+  if (tile < full) {
+    bx = int(tile % full_cols), by = int(tile / full_cols);
+  } else {
+    bx = a.tiles_x - 1, by = int(tile - full);
+  }
+}
 
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 struct Geo {
@@ -304,10 +324,10 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
   }
 }
 
-// One block's pass over output tile (bx, by), output planes zo0 .. zo1 - 1: input planes zo0 - T R
-// .. zo1 + T R - 1 stream through, the first 2 T R of them filling the pipeline of levels.
+// One block's pass over output tile `tile` (tile_at), output planes zo0 .. zo1 - 1: input planes
+// zo0 - T R .. zo1 + T R - 1 stream through, the first 2 T R of them filling the pipeline of levels.
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
-__device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx, const int by, const int zo0,
+__device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long long tile, const int zo0,
                                                  const int zo1) {
   using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
   constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL, NQ = G::NQ;
@@ -318,8 +338,19 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx
 
   const int lane = threadIdx.x, r0 = threadIdx.y * RY;  // this thread: lane's vector, rows r0 .. r0+RY-1
   const int steps = a.steps, TR = steps * R;
-  const int ox0 = bx * a.wout, oy0 = by * a.hout;  // output tile origin
-  const int gx = ox0 - a.xh + lane * VW;           // global x of this lane's vector (region x0 = ox0 - xh)
+  int bx, by;
+  tile_at(a, tile, bx, by);
+  // A banded tile (the last column, a.bands > 1): lanes band * bw .. hold band `band`, a region
+  // of bw vectors across whose output rows follow the previous band's; the lanes past the last
+  // band, and bands past the grid, load and store nothing. A band's first and last lanes are its
+  // x halo, so the shuffles across a band's edge bring what no output depends on, as at the
+  // region's edges. Else one region of the warp's 32 vectors.
+  const bool banded = a.bands > 1 && bx == a.tiles_x - 1;
+  const int bw = banded ? a.band_vecs : 32;  // vectors across this thread's region
+  const int band = lane / bw, xv = lane - band * bw;
+  const int ox0 = bx * a.wout, oy0 = ((banded ? by * a.bands : by) + band) * a.hout;  // output tile origin
+  const bool live = band < (banded ? a.bands : 1) && oy0 < a.ny;
+  const int gx = ox0 - a.xh + xv * VW;             // global x of this lane's vector (region x0 = ox0 - xh)
   const int gy0 = oy0 - TR + r0;                   // global y of row r0 (region y0 = oy0 - T R)
   const int i0 = zo0 - TR, iend = zo1 + TR;        // input planes this block reads
   const int sown = (G::YP + r0) * W0 + lane * VW;  // shared offset of this thread's first vector
@@ -329,7 +360,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx
   // (partial tiles at the far edges skip the rest); x: one 16-byte copy where the vector lies in
   // the interior, or wraps whole (periodic, nx a multiple of VW: gx is, so its image is a whole
   // vector too), the boundary value where it lies wholly outside (fixed), else element by element.
-  const bool xneed = gx < min(ox0 + a.wout, a.nx) + a.xh;
+  const bool xneed = live && gx < min(ox0 + a.wout, a.nx) + a.xh;
   const bool xvec = (gx >= 0 && gx + VW <= a.nx) || (!fixed && a.nx % VW == 0);
   const int gxs = xvec && !fixed ? wrap(gx, a.nx) : gx;  // the vector's column in memory
   unsigned xin = 0;                                      // bit e: element e is an interior point (periodic: always)
@@ -357,7 +388,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx
   const bool lean = !fixed && xvec;  // every copy of this thread one 16-byte vector
   // Output: rows T R .. H0 - T R - 1 of the region, lanes xh .. W0 - xh - 1, interior only (bit r:
   // row r), the vector whole or element by element where it straddles the far edge (owhole).
-  const bool olane = lane * VW >= a.xh && lane * VW < W0 - a.xh && gx < a.nx;
+  const bool olane = live && xv * VW >= a.xh && xv * VW < bw * VW - a.xh && gx < a.nx;
   unsigned omask = 0;
 #pragma unroll
   for (int r = 0; r < RY; ++r) omask |= unsigned(olane && r0 + r >= TR && r0 + r < H0 - TR && gy0 + r < a.ny) << r;
@@ -598,30 +629,29 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const int bx
 // A block's work. The kernels that walk shares (walks_shares): [w0, w1) of the tile-major (tile,
 // output plane) units, in segments of one tile each; blocks > 0 (one block per SM slot): an
 // equal share each, so that every SM ends together and a block pays the 2 T R planes of pipeline
-// filling once per tile it touches (at 512^3, heat fp32 R = 1: ~400 plane-steps an SM against 436
-// for five z chunks of 103 planes in four waves of 132, the last one 79% full; where it is
-// chosen: launch_stencil_temporal). Else, and in the other kernels, a 3-D grid of tiles x z
-// chunks of a.zchunk.
+// filling once per tile it touches (at 512^3, heat fp64 R = 1: 736 plane-steps a block against 786
+// for two z chunks of 256 planes in three waves of 132, the last one 80% full; where it is
+// chosen: choose_split). Else, and in the other kernels, a grid of tiles (x) by z
+// chunks of a.zchunk (y).
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
   if constexpr (!walks_shares(EQ, R)) {
-    const int zo0 = blockIdx.z * a.zchunk;
-    temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, blockIdx.x, blockIdx.y, zo0, min(zo0 + a.zchunk, a.nz));
+    const int zo0 = blockIdx.y * a.zchunk;
+    temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, blockIdx.x, zo0, min(zo0 + a.zchunk, a.nz));
   } else {
     long long w0, w1;
     if (a.blocks > 0) {
       w0 = blockIdx.x * a.units / a.blocks;
       w1 = (blockIdx.x + 1LL) * a.units / a.blocks;
     } else {
-      const long long tile = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-      w0 = tile * a.nz + (long long)blockIdx.z * a.zchunk;
-      w1 = tile * a.nz + min((long long)a.nz, (blockIdx.z + 1LL) * a.zchunk);
+      w0 = blockIdx.x * (long long)a.nz + (long long)blockIdx.y * a.zchunk;
+      w1 = blockIdx.x * (long long)a.nz + min((long long)a.nz, (blockIdx.y + 1LL) * a.zchunk);
     }
     for (bool first = true; w0 < w1; first = false) {
       const long long tile = w0 / a.nz;
       const int z0 = int(w0 - tile * a.nz), z1 = int(min((long long)a.nz, z0 + (w1 - w0)));
       if (!first) __syncthreads();  // every warp is done with the previous tile's shared memory
-      temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, int(tile % a.tiles_x), int(tile / a.tiles_x), z0, z1);
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, tile, z0, z1);
       w0 += z1 - z0;
     }
   }
@@ -816,7 +846,7 @@ void for_each_segment(const Split& sp, long long tiles, int nz, F&& f) {
 // streams its planes plus `overhead` = 2 T R): z chunks in waves of `slots` blocks (the chunk
 // count that minimises waves x (chunk + overhead), as the ring kernel's launch chooses,
 // stencil_ring.cuh), or, where `shares` allows, one block per slot walking an equal share, whose
-// segments straddle tiles but whose blocks all end together; the share only where it is
+// segments straddle tiles but whose blocks all end together; the share only where it is 5%
 // shorter. opt.z_chunk or opt.blocks asks for one.
 Split choose_split(const TemporalOptions& opt, long long tiles, int nz, long long slots, int overhead, bool shares) {
   Split chunked;
@@ -836,7 +866,11 @@ Split choose_split(const TemporalOptions& opt, long long tiles, int nz, long lon
   const Split shared{nz, std::min(slots, tiles * nz)};
   std::vector<long long> planes(std::size_t(shared.blocks), 0);  // each block's, pipeline filling included
   for_each_segment(shared, tiles, nz, [&](long long b, long long, long long n) { planes[b] += n + overhead; });
-  return double(*std::max_element(planes.begin(), planes.end())) < best_cost * 0.99 ? shared : chunked;
+  // Shares lose the L2's reuse of the halo rows that neighbouring tiles at the same planes share
+  // (DRAM reads ~1.5x), so they must save more than that costs: 5%. At 512^3 on an H100, heat R = 1
+  // (banded last column), ms a step, shares / chunks: fp32 0.1944 / 0.1737 (modelled 347 / 354
+  // plane-steps: 0.98), fp64 0.3812 / 0.3909 (732 / 786: 0.93).
+  return double(*std::max_element(planes.begin(), planes.end())) < best_cost * 0.95 ? shared : chunked;
 }
 
 }  // namespace
@@ -994,29 +1028,67 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
                      what);
   if (per_sm < 1) throw Error(what + ": shape " + shape_text(sh) + " does not fit on an SM of this device");
   const long long tx = ceil_div(g.nx, a.wout), ty = ceil_div(g.ny, a.hout);
+  // The last column's outputs are what is left of nx (at 512 wide and 120 a tile, 32 points): where
+  // they and their x halo take at most half the warp's vectors, its tiles hold that many regions
+  // side by side (bands, each its own rows), so that the column costs a fraction of a full one
+  // (512^3, fp32, T R <= 4: 3 bands of 10 vectors, 87 tiles instead of 100).
+  const int last_vecs = ceil_div(g.nx - (tx - 1) * a.wout + 2LL * a.xh, VW);
+  // Not the wave at R >= 2 where the L2 is shallow (deep_memory): its pass is bound by DRAM there,
+  // and the banded tiles cost L2 hits. 512^3 on an H100, ms a step, bands / none: fp32 R = 2
+  // 0.5166 / 0.4774 (Nsight Compute: DRAM reads 1.39 / 1.18 GB a pass, L2 hit rate 68 / 72%,
+  // instructions 416 / 486 M), fp64 0.8981 / 0.8532; on an H200 0.4095 / 0.4516 and 0.8203 /
+  // 0.8407.
+  int bands =
+      e == kWave && R >= 2 && d.l2_bytes && !deep_memory(d.l2_bytes) ? 1 : int(std::min<long long>(32 / last_vecs, ty));
+  int most = opt.bands;
+  if (const char* ev = std::getenv(env::kTemporalBands); most == 0 && ev && *ev) {
+    char* end = nullptr;
+    const long v = std::strtol(ev, &end, 10);
+    if (*end || v < 1 || v > 32) throw Error(std::string("TIERSIM_TEMPORAL_BANDS must be 1..32, not '") + ev + "'");
+    most = int(v);
+  }
+  if (most > 0) bands = std::min(bands, most);
+  a.tiles_x = int(tx), a.tiles_y = int(ty);
+  a.bands = std::max(1, bands), a.band_vecs = last_vecs;
+  const long long tiles = a.bands > 1 ? (tx - 1) * ty + ceil_div(g.ny, (long long)a.bands * a.hout) : tx * ty;
   if (opt.z_chunk > 0 && opt.blocks > 0) throw Error(what + ": z_chunk and blocks both asked; one of them");
   // Shares only for heat at R = 1 (walks_shares). Blocks at different planes of neighbouring
   // tiles no longer meet in the L2 on the halo rows they share, so a pass reads the DRAM ~1.5x as
   // much (Nsight Compute, heat fp32 R = 1 at 512^3: 558 -> 849 MB a pass on both devices). Heat at
-  // R = 1 streams one field and has the room: 512^3, ms a step, chunks / shares, H200 and H100,
-  // fp32 0.2107 / 0.1949 and 0.2110 / 0.1974, fp64 0.4135 / 0.3939 and 0.4143 / 0.3992. The rest
+  // R = 1 streams one field and has the room: 512^3 (the last column whole, not banded), ms a
+  // step, chunks / shares, H200 and H100, fp32 0.2107 / 0.1949 and 0.2110 / 0.1974, fp64 0.4135 /
+  // 0.3939 and 0.4143 / 0.3992 (banded, fp32's chunks fill two waves and win: choose_split). The rest
   // lost: the wave at R = 1 (fp32 0.2781 / 0.3153 on the H200, 0.2900 / 0.3222 on the H100; fp64
   // even on the H200, 1-4% slower on the H100), heat at R = 2 (fp32 0.3468 / 0.3581, 0.3476 /
   // 0.3637) and the fp64 wave at R = 2 on the H100 (0.8606 / 1.0714; the waves at R = 2 gained
   // 2-4% on the H200).
-  const bool shares = walks_shares(e, R);
-  if (opt.blocks > 0 && !shares)
+  bool shares = walks_shares(e, R);
+  TemporalOptions so = opt;
+  if (const char* ev = std::getenv(env::kTemporalSplit); ev && *ev && so.z_chunk == 0 && so.blocks == 0) {
+    const std::string v = ev;
+    int n = 0;
+    if (v == "chunks")
+      shares = false;
+    else if (std::sscanf(ev, "chunks:%d", &n) == 1 && n > 0)
+      so.z_chunk = n;
+    else if (std::sscanf(ev, "shares:%d", &n) == 1 && n > 0)
+      so.blocks = n;
+    else if (v == "shares")
+      so.blocks = int(std::min<long long>((long long)per_sm * d.sm_count, tiles * g.nz));
+    else
+      throw Error(std::string("TIERSIM_TEMPORAL_SPLIT must be chunks, chunks:N, shares or shares:N, not '") + ev + "'");
+  }
+  if (so.blocks > 0 && !shares)
     throw Error(what + ": blocks walking shares of the work are built for heat at R = 1 only");
-  const Split split = choose_split(opt, tx * ty, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R, shares);
-  a.tiles_x = int(tx);
-  a.units = tx * ty * g.nz;
+  const Split split = choose_split(so, tiles, g.nz, (long long)per_sm * d.sm_count, 2 * T_ * R, shares);
+  a.units = tiles * g.nz;
   a.blocks = int(split.blocks);
   a.zchunk = split.zchunk;
   const long long tz = ceil_div(g.nz, a.zchunk);
-  if (a.blocks == 0 && (ty > 65535 || tz > 65535))
-    throw Error(what + ": grid too large for one launch (" + std::to_string(ty) + " x " + std::to_string(tz) +
-                " blocks in y, z)");
-  const dim3 grid = a.blocks > 0 ? dim3{unsigned(a.blocks), 1, 1} : dim3{unsigned(tx), unsigned(ty), unsigned(tz)};
+  if (a.blocks == 0 && (tiles > 0x7fffffffLL || tz > 65535))
+    throw Error(what + ": grid too large for one launch (" + std::to_string(tiles) + " tiles x " + std::to_string(tz) +
+                " z chunks)");
+  const dim3 grid = a.blocks > 0 ? dim3{unsigned(a.blocks), 1, 1} : dim3{unsigned(tiles), unsigned(tz), 1};
   en.launch(a, grid, s);
   // Stable names: stencil_heat_temporal_r1_t4; a shape other than the default adds its own.
   std::string name =
@@ -1027,9 +1099,7 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   TIERSIM_CUDA_CHECK_LAUNCH(
       "stencil_temporal_kernel",
       name + ", grid " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) + ", " +
-          (a.blocks > 0 ? std::to_string(a.blocks)
-                        : std::to_string(tx) + "x" + std::to_string(ty) + "x" + std::to_string(tz)) +
-          " blocks");
+          (a.blocks > 0 ? std::to_string(a.blocks) : std::to_string(tiles) + "x" + std::to_string(tz)) + " blocks");
 
   // Cost model. Compulsory: the T single steps this pass stands for, as the single-step engine
   // counts each (heat 2, wave 3, Gray-Scott 4 accesses per point), so that GB/s over the pass's
@@ -1040,20 +1110,28 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   StencilProblem p;
   p.equation = eq, p.nx = g.nx, p.ny = g.ny, p.nz = g.nz, p.radius = R;
   const double pts = double(g.interior_points());
-  // Points a tile reads of one plane: its columns times (its rows per field, and the wave's
-  // u(t - dt) rows).
-  auto tile_points = [&](long long bx, long long by) {
+  // Points a tile reads of one plane: each region's (a banded tile's bands in the grid) columns
+  // times (its rows per field, and the wave's u(t - dt) rows).
+  auto tile_points = [&](long long tile) {
+    int bx, by;
+    tile_at(a, tile, bx, by);
+    const bool banded = a.bands > 1 && bx == a.tiles_x - 1;
     const double cols = double(
         std::min<long long>(32, ceil_div(std::min<long long>(a.wout, g.nx - bx * a.wout) + 2LL * a.xh, VW)) * VW);
-    const long long rows =
-        std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - by * a.hout) + 2LL * T_ * R);
-    const double prev_rows = double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));
-    return cols * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * double(rows) +
-                   (eq == Equation::Wave ? prev_rows : 0));
+    double points = 0;
+    for (int b = 0; b < (banded ? a.bands : 1); ++b) {
+      const long long oy = ((banded ? (long long)by * a.bands : by) + b) * a.hout;
+      if (oy >= g.ny) break;
+      const long long rows = std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - oy) + 2LL * T_ * R);
+      const double prev_rows = double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));
+      points += cols * (double(nin == 2 && eq == Equation::GrayScott ? 2 : 1) * double(rows) +
+                        (eq == Equation::Wave ? prev_rows : 0));
+    }
+    return points;
   };
   double reads = 0;
-  for_each_segment(split, tx * ty, g.nz, [&](long long, long long tile, long long planes) {
-    reads += tile_points(tile % tx, tile / tx) * double(planes + 2LL * T_ * R);
+  for_each_segment(split, tiles, g.nz, [&](long long, long long tile, long long planes) {
+    reads += tile_points(tile) * double(planes + 2LL * T_ * R);
   });
   rec.kernel = name;
   rec.bytes_compulsory = double(T_) * stencil_compulsory_bytes(p, sizeof(T));

@@ -47,6 +47,9 @@ struct TemporalOptions {
   // How the blocks share the work (tiles x output planes), chosen from the SM count where both are 0:
   int z_chunk = 0;  // > 0: a block per tile and chunk of this many output planes, in waves
   int blocks = 0;   // > 0: this many blocks, each walking an equal share of the (tile, plane) work
+  // Regions side by side in a tile of the last x column, where its outputs are few (bands): 0 as
+  // many as fit in the warp's 32 vectors, 1 none, k at most k.
+  int bands = 0;
   // Planes beside the grid in z that hold a neighbour's values at time t (below plane 0 and from
   // plane nz on: a rank's slab and the planes exchanged with the ranks beside it, or a z range of
   // a larger grid): read as interior points instead of wrapped or taken as the boundary value.

@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/env.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 
@@ -543,7 +544,10 @@ TEST(StencilTemporalShapes, EveryShapeMatchesTheEngine) {
 // Several tiles in x and y and several z chunks (forced short, and the driver's choice) or, for
 // heat at R = 1, blocks walking shares of the tiles' planes (13 blocks: shares of 2.5-3.8 tiles'
 // planes, each starting mid-tile; 200: shares shorter than the pipeline's 2 T R planes), both
-// boundaries: tile seams, chunk and share seams and the queue's rotation over many planes.
+// boundaries: tile seams, chunk and share seams and the queue's rotation over many planes. 270
+// points across (fp32, x halo 4: two tiles of 120 and 30 left) make the last column's tiles
+// banded (3 bands of 10 vectors, 2 tiles over 100 rows: the second's first band partial, the
+// others past the grid); 300 (60 left, 17 vectors) keeps whole tiles.
 TEST(StencilTemporalShapes, ManyTilesAndChunksMatchTheEngine) {
   SKIP_WITHOUT_GPU();
   struct Split {
@@ -554,7 +558,7 @@ TEST(StencilTemporalShapes, ManyTilesAndChunksMatchTheEngine) {
       for (Boundary bc : {Boundary::Periodic, Boundary::Fixed})
         for (const Split sp : {Split{16, 0}, Split{0, 0}, Split{0, 13}, Split{0, 200}}) {
           if (sp.blocks > 0 && !(eq == Equation::Heat && R == 1)) continue;
-          const StencilProblem p = problem(eq, R, 300, 70, 90, bc);
+          const StencilProblem p = problem(eq, R, sp.z_chunk == 16 ? 300 : 270, sp.z_chunk == 16 ? 70 : 100, 90, bc);
           const double dt = stable_dt(p, 0.5);
           auto eng = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32), p);
           TemporalStencil<float> tmp(p, dt);
@@ -605,6 +609,19 @@ TEST(StencilTemporalDriver, FillsTheCostModel) {
   shares.blocks = 3;
   tmp.pass(3, shares);
   EXPECT_GT(tmp.record().bytes_modelled, one_chunk_bytes);
+  // A banded last column (150 across: 30 left, 3 bands of 10 vectors) loads what the tiles of its
+  // bands would: the same bytes with and without bands, one chunk a tile.
+  {
+    const StencilProblem q = problem(Equation::Heat, 1, 150, 100, 50, Boundary::Periodic);
+    TemporalStencil<float> nar(q, stable_dt(q, 0.5));
+    nar.upload(0, initial_field(q, 0, 1));
+    cuda::TemporalOptions o = one_chunk;
+    nar.pass(3, o);
+    const double banded = nar.record().bytes_modelled;
+    o.bands = 1;
+    nar.pass(3, o);
+    EXPECT_DOUBLE_EQ(nar.record().bytes_modelled, banded);
+  }
   // 4 steps: the first shape that fuses 4 (12 x 2), named with its shape.
   ASSERT_EQ(tmp.pass(4, one_chunk), 4);
   EXPECT_EQ(tmp.record().kernel, "stencil_heat_temporal_r1_t4_by12_ry2_p2");
@@ -649,6 +666,13 @@ TEST(StencilTemporalDriver, RefusesWhatItCannotDo) {
   EXPECT_THROW(tmp.pass(2, opt), Error);
   opt.z_chunk = 0;
   EXPECT_THROW(tmp.pass(2, opt), Error);
+  // A band count from the environment that is not one.
+  for (const char* bad : {"0", "33", "3x"}) {
+    ::setenv(env::kTemporalBands, bad, 1);
+    EXPECT_THROW(tmp.pass(2), Error) << bad;
+  }
+  ::unsetenv(env::kTemporalBands);
+  EXPECT_NO_THROW(tmp.pass(2));
   // In place: the output is the input.
   DeviceGrid<float> g(40, 30, 20, 2);
   const GridView<float> v[2] = {g.view(), g.view()};
