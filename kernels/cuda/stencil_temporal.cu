@@ -91,9 +91,9 @@
 //          TMAX 4: 12 x 2, D 2 (for T = 4; XR; 132 / 168 KB): 151 / 151, no spills;
 //                  8 x 4, D 2 (XR; 176 / 224 KB): 246 / 255, no spills; 16 x 2 (heat, XR): 128, 28 B
 //                  spilled;
-//   R = 2, TMAX 2: 16 x 2, D 2 (default; 128 / 176 KB): 128 / 128, no spills;
-//          TMAX 3: 12 x 2, D 2 (for T = 3; 108 / 144 KB): 166 / 167, no spills;
-//                  8 x 4, D 2 (144 / 192 KB): 255 / 255, 4 / 0 B spilled;
+//   R = 2, TMAX 2: 16 x 2, D 2 (default; heat XR; 160 / 176 KB): 128 / 128, no spills;
+//          TMAX 3: 12 x 2, D 2 (for T = 3; heat XR; 156 / 144 KB): 168 / 167, no spills;
+//                  8 x 4, D 2 (heat XR; 208 / 192 KB): 255 / 255, no spills / 8 B of stack;
 //   R = 3, TMAX 2: 12 x 2, D 2 (heat XR; padded, 195 / 195 KB): 163 / 160, no spills;
 //   R = 4, TMAX 2: 8 x 4, D 1 (default; padded 220 / unpadded 208 KB): 255, 136 / 316 B spilled;
 //                  12 x 2, D 1 (padded, 176 / 208 KB): 168, 404 / 128 B spilled;
@@ -249,10 +249,12 @@ struct Geo {
   // reaches it, so that the step's one barrier (before level 1) orders every write and read; else
   // two, alternating, stored just before use and a barrier per level. Where the ring pays, measured
   // on an H100 at 512^3 (ms per step, ring against two planes): fp32 heat R = 1 0.260 / 0.279,
-  // R = 3 0.636 / 0.683, the wave R = 1 0.324 / 0.342; it lost for the wave at R = 2 (0.809 /
-  // 0.687) and in fp64 at R = 1 (heat 0.608 / 0.587, the wave 0.703 / 0.675), and is even for heat
-  // at R = 2 and Gray-Scott. Only where it fits in shared memory.
-  static constexpr bool XR = std::is_same_v<T, float> && EQ != kGrayScott && (R == 1 || (R == 3 && EQ == kHeat)) &&
+  // R = 3 0.636 / 0.683, the wave R = 1 0.324 / 0.342; heat at R = 2 (the last column banded)
+  // 0.2946 / 0.3008, fusing 3 0.4171 / 0.4445 (H200 0.2938 / 0.3003, 0.4167 / 0.4440). It lost in
+  // fp64 at R = 1 (heat 0.608 / 0.587, the wave 0.703 / 0.675) and for the wave at R = 2 on the
+  // H100 (0.4902 / 0.4763, its pass bound by DRAM there; 0.3905 / 0.4094 on the H200), and is even
+  // for Gray-Scott. Only where it fits in shared memory.
+  static constexpr bool XR = std::is_same_v<T, float> && EQ != kGrayScott && (R == 1 || (R <= 3 && EQ == kHeat)) &&
                              (std::size_t(NB0 + (TMAX - 1) * (R + 1)) * NF + NBP) * W0 * H0 * sizeof(T) <= 227 * 1024;
   static constexpr int NNB = XR ? (TMAX - 1) * (R + 1) : TMAX >= 3 ? 2 : TMAX == 2 ? 1 : 0;
   static constexpr int NQ = TMAX > 1 ? TMAX - 1 : 1;  // register queues: levels 1..TMAX-1
@@ -922,14 +924,14 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 
 namespace {
 // The pass's speedup over the whole single step (the update, and its halo fill where it has one),
-// measured at 512^3 on an NVIDIA H100 80GB HBM3: R = 1, 2 at commit 374c2b2, R = 3, 4 at 2e90bfd
-// (docs/performance.md, "Temporal blocking").
+// measured at 512^3 on an NVIDIA H100 80GB HBM3: R = 1, 2 at commit 374c2b2 (heat fp32 at R = 2
+// with its exchange rings, Geo::XR), R = 3, 4 at 2e90bfd (docs/performance.md, "Temporal blocking").
 struct MeasuredGain {
   int eq, R, fp64;
   double speedup;
 };
 constexpr MeasuredGain kH100Gains[] = {
-    {kHeat, 1, 0, 2.42}, {kHeat, 2, 0, 1.44},      {kHeat, 3, 0, 0.75}, {kHeat, 4, 0, 0.26}, {kWave, 1, 0, 2.16},
+    {kHeat, 1, 0, 2.42}, {kHeat, 2, 0, 1.47},      {kHeat, 3, 0, 0.75}, {kHeat, 4, 0, 0.26}, {kWave, 1, 0, 2.16},
     {kWave, 2, 0, 1.26}, {kWave, 3, 0, 0.47},      {kWave, 4, 0, 0.18}, {kHeat, 1, 1, 2.22}, {kHeat, 2, 1, 1.33},
     {kHeat, 3, 1, 0.65}, {kHeat, 4, 1, 0.25},      {kWave, 1, 1, 2.08}, {kWave, 2, 1, 1.40}, {kWave, 3, 1, 0.69},
     {kWave, 4, 1, 0.20}, {kGrayScott, 1, 0, 1.56},
