@@ -234,6 +234,20 @@ __host__ __device__ inline void tile_at(const TArgs<T>& a, long long tile, int& 
     bx = a.tiles_x - 1, by = int(tile - full);
   }
 }
+// Whether column bx's tiles are banded, how many regions (bands) a tile of it holds, and the first
+// output row of band `band` of tile row by: the kernel and the host's cost model place them alike.
+template <class T>
+__host__ __device__ inline bool banded_column(const TArgs<T>& a, int bx) {
+  return a.bands > 1 && bx == a.tiles_x - 1;
+}
+template <class T>
+__host__ __device__ inline int tile_bands(const TArgs<T>& a, int bx) {
+  return banded_column(a, bx) ? a.bands : 1;
+}
+template <class T>
+__host__ __device__ inline int band_row0(const TArgs<T>& a, int bx, int by, int band) {
+  return (by * tile_bands(a, bx) + band) * a.hout;
+}
 
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 struct Geo {
@@ -347,11 +361,10 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   // band, and bands past the grid, load and store nothing. A band's first and last lanes are its
   // x halo, so the shuffles across a band's edge bring what no output depends on, as at the
   // region's edges. Else one region of the warp's 32 vectors.
-  const bool banded = a.bands > 1 && bx == a.tiles_x - 1;
-  const int bw = banded ? a.band_vecs : 32;  // vectors across this thread's region
+  const int bw = banded_column(a, bx) ? a.band_vecs : 32;  // vectors across this thread's region
   const int band = lane / bw, xv = lane - band * bw;
-  const int ox0 = bx * a.wout, oy0 = ((banded ? by * a.bands : by) + band) * a.hout;  // output tile origin
-  const bool live = band < (banded ? a.bands : 1) && oy0 < a.ny;
+  const int ox0 = bx * a.wout, oy0 = band_row0(a, bx, by, band);  // output tile origin
+  const bool live = band < tile_bands(a, bx) && oy0 < a.ny;
   const int gx = ox0 - a.xh + xv * VW;             // global x of this lane's vector (region x0 = ox0 - xh)
   const int gy0 = oy0 - TR + r0;                   // global y of row r0 (region y0 = oy0 - T R)
   const int i0 = zo0 - TR, iend = zo1 + TR;        // input planes this block reads
@@ -1118,12 +1131,11 @@ int launch_stencil_temporal(Equation eq, int R, const GridView<T>* in, const Gri
   auto tile_points = [&](long long tile) {
     int bx, by;
     tile_at(a, tile, bx, by);
-    const bool banded = a.bands > 1 && bx == a.tiles_x - 1;
     const double cols = double(
         std::min<long long>(32, ceil_div(std::min<long long>(a.wout, g.nx - bx * a.wout) + 2LL * a.xh, VW)) * VW);
     double points = 0;
-    for (int b = 0; b < (banded ? a.bands : 1); ++b) {
-      const long long oy = ((banded ? (long long)by * a.bands : by) + b) * a.hout;
+    for (int b = 0; b < tile_bands(a, bx); ++b) {
+      const long long oy = band_row0(a, bx, by, b);
       if (oy >= g.ny) break;
       const long long rows = std::min<long long>(sh.height, std::min<long long>(a.hout, g.ny - oy) + 2LL * T_ * R);
       const double prev_rows = double(std::max<long long>(0, std::min<long long>(rows, sh.height - R) - R));

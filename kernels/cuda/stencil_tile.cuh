@@ -166,6 +166,12 @@ __device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, in
 // against 86% without); its launches report x_images false, and the fill writes them.
 template <class T, class Eq, int R>
 constexpr bool kXImagesBuilt = !(Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4);
+// Kernels whose outputs and u(t - dt) go by streaming accesses (stcs16, ldcs16: evict-first in the
+// L2): the wave in fp64 at R = 4, whose update they made 4.2% faster on an H200 and 3.0% on an H100
+// at 512^3 (2-4% fewer DRAM reads). Elsewhere they made the updates at most 0.5% faster and up to
+// 5.6% slower on an H200 (docs/performance.md, "Streaming accesses").
+template <class T, class Eq, int R>
+constexpr bool kStreamingBuilt = (Eq::kPreviousLevel && std::is_same_v<T, double> && R == 4);
 
 // The same kernel (its 255 registers) is built without wrapped z planes (StencilLaunch::wraps):
 // with them its update took 5.6% longer at 512^3 on an H200 (0.9630 -> 1.0174 ms), more than the
@@ -182,10 +188,10 @@ __device__ __forceinline__ unsigned x_images(const Args<T, Eq>& a, int x0) {
 
 // The updates and stores of this thread's RY rows of VW points of plane z: the equation's point
 // update from the centre values (queue slot c of q), the Laplacians and, with a previous level,
-// u(t - dt) (up), then one 16-byte store per row and field (element stores at the grid's right
-// edge), and where img says so the row's periodic x halo (x_images); off: this thread's first
-// point in its plane, sy and sz: the strides.
-template <class T, class Eq, int RY, int Q>
+// u(t - dt) (up), then one 16-byte store per row and field (streaming where CS, kStreamingBuilt;
+// element stores at the grid's right edge), and where img says so the row's periodic x halo
+// (x_images); off: this thread's first point in its plane, sy and sz: the strides.
+template <class T, class Eq, int RY, int Q, bool CS = false>
 __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
                                                  const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
                                                  int y0, long long off, int z, long long sy, long long sz,
@@ -207,9 +213,15 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
       const long long at = off + r * sy + z * sz;
       T* const p0 = a.out0 + at;
       T* const p1 = NS == 2 ? a.out1 + at : nullptr;
+      auto st = [](T* p, const V<T>& v) {
+        if constexpr (CS)
+          stcs16(p, v);
+        else
+          st16(p, v);
+      };
       if (x0 + VW <= a.nx) {
-        st16(p0, o[0]);
-        if constexpr (NS == 2) st16(p1, o[NS - 1]);
+        st(p0, o[0]);
+        if constexpr (NS == 2) st(p1, o[NS - 1]);
       } else {
         for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
           p0[e] = o[0].e[e];
@@ -218,12 +230,12 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
       }
       // The row's periodic x halo, from the values in hand (see x_images).
       if (img & 1) {
-        st16(p0 + a.nx, o[0]);
-        if constexpr (NS == 2) st16(p1 + a.nx, o[NS - 1]);
+        st(p0 + a.nx, o[0]);
+        if constexpr (NS == 2) st(p1 + a.nx, o[NS - 1]);
       }
       if (img & 2) {
-        st16(p0 - a.nx, o[0]);
-        if constexpr (NS == 2) st16(p1 - a.nx, o[NS - 1]);
+        st(p0 - a.nx, o[0]);
+        if constexpr (NS == 2) st(p1 - a.nx, o[NS - 1]);
       }
     }
   }
