@@ -45,16 +45,10 @@ __device__ __forceinline__ void st16(double* p, const V<double>& v) {
 // Streaming global accesses (st.global.cs, ld.global.cs) for what a launch touches once: its
 // outputs and the wave's u(t - dt). Their lines take the L2's evict-first policy, so that they
 // leave before the lines of the input that the neighbouring tiles still have to read (their halo
-// rows and columns); where that pays is measured (kStreamingBuilt, stencil_tile.cuh).
-__device__ __forceinline__ void stcs16(float* p, const V<float>& v) {
-  __stcs(reinterpret_cast<float4*>(p), make_float4(v.e[0], v.e[1], v.e[2], v.e[3]));
-}
+// rows and columns). fp64 only: the one kernel they pay in is fp64 (kStreamingBuilt,
+// stencil_tile.cuh).
 __device__ __forceinline__ void stcs16(double* p, const V<double>& v) {
   __stcs(reinterpret_cast<double2*>(p), make_double2(v.e[0], v.e[1]));
-}
-__device__ __forceinline__ V<float> ldcs16(const float* p) {
-  const float4 f = __ldcs(reinterpret_cast<const float4*>(p));
-  return {{f.x, f.y, f.z, f.w}};
 }
 __device__ __forceinline__ V<double> ldcs16(const double* p) {
   const double2 f = __ldcs(reinterpret_cast<const double2*>(p));
