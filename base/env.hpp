@@ -18,9 +18,6 @@ inline constexpr const char* kTemporalBands = "TIERSIM_TEMPORAL_BANDS";
 // planes) or blocks walking shares (N blocks; heat at R = 1), instead of the driver's choice
 // (TemporalOptions::z_chunk, blocks; kernels/cuda/stencil_temporal.cu).
 inline constexpr const char* kTemporalSplit = "TIERSIM_TEMPORAL_SPLIT";
-// off: --tiling temporal passes on chip only, never the ring's two steps through L2
-// (cuda::StencilLaunch::two_steps, kernels/cuda/stencil_cuda.cu).
-inline constexpr const char* kTemporalThroughL2 = "TIERSIM_TEMPORAL_THROUGH_L2";
 // none|64|128|256: the L2 promotion of every bulk-copy ring's tensor maps, instead of each ring's
 // own (kTmaPromote, kernels/cuda/stencil_ring.cuh; kernels/cuda/stencil_tensor_map.cpp).
 inline constexpr const char* kTmaL2Promotion = "TIERSIM_TMA_L2_PROMOTION";

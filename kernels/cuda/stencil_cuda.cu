@@ -31,17 +31,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <future>
 #include <limits>
-#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "base/comm.hpp"
-#include "base/env.hpp"
 #include "base/host_array.hpp"
 #include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
@@ -140,7 +137,6 @@ class StencilCuda final : public StencilEngine {
     coeffs_ = make_laplacian_coeffs<T>(p.radius, p.h[0], p.h[1], p.h[2]);
     coeffs_dev_ = reinterpret_cast<StencilCoeffs<T>*>(static_cast<char*>(arena_.data()) + kFields * grid_stride_);
     TIERSIM_CUDA_CHECK(cudaMemcpy(coeffs_dev_, &coeffs_, sizeof coeffs_, cudaMemcpyHostToDevice));
-    choose_two_steps();
     // Ipc: the staging the neighbours write into, for the deepest exchange of every state field.
     if (s_.transport == Transport::Ipc && p.z_split()) {
       const std::size_t planes = std::size_t(std::max(1, fused_) * p.radius);
@@ -290,8 +286,7 @@ class StencilCuda final : public StencilEngine {
   // one where only one is wanted (the single-step kernels, never launched then, would be loaded
   // in the middle of the run: 0.09 s of a 2,000-step heat run at 512^3 on an H100).
   int advance(double dt, int max_steps) override {
-    if (two_steps_ && max_steps >= 2) return advance_two_steps(dt);
-    if (!temporal_ || two_steps_ || max_steps < 1) {
+    if (!temporal_ || max_steps < 1) {
       step(dt);
       return 1;
     }
@@ -433,65 +428,6 @@ class StencilCuda final : public StencilEngine {
     r.work_unit = "points";
   }
 
-  // --tiling temporal, heat's traffic at R >= 2, periodic on one GPU: two steps in one launch of
-  // the bulk-copy ring through L2 (cuda::StencilLaunch::two_steps) where the ring can take them
-  // (every end read wrapped, all of its blocks resident), fused whether or not the on-chip pass
-  // would pay; elsewhere the on-chip pass. TIERSIM_TEMPORAL_THROUGH_L2=off: on chip only.
-  // The ring's second step reads the first's planes from L2 while the first goes on, so no tile
-  // computes a neighbour's halo (the on-chip pass's overlapped regions) and each step's
-  // registers and shared memory are the single step's; the DRAM moves about one step's bytes for
-  // two (docs/performance.md, "Two steps through L2").
-  void choose_two_steps() {
-    if constexpr (kFields == 1 && !Eq::kPreviousLevel) {
-      const char* env = std::getenv(env::kTemporalThroughL2);
-      if (s_.tiling != Tiling::Temporal || (t_.temporal_steps != 0 && t_.temporal_steps != 2) || p_.radius < 2 ||
-          p_.boundary != Boundary::Periodic || p_.z_split() || t_.split_z || cc_major_ < 9 ||
-          (env && std::string(env) == "off"))
-        return;
-      cuda::StencilLaunch<T, Eq> l = launch_of(false, true, 0.0);
-      l.prepare = l.two_steps = true;
-      const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
-      if (info.steps != 2) return;
-      mid_spec_ = GridSpec<T>::make(p_.nx, p_.ny, info.mid_planes, p_.radius);
-      mid_.allocate(mid_spec_.bytes(), "the ring's middle time level (" + std::to_string(info.mid_planes) + " planes)");
-      TIERSIM_CUDA_CHECK(cudaMemset(mid_.data(), 0, mid_.bytes()), "the ring's middle time level");
-      // Two counters per tile: tiles are at least 32 points wide and 8 rows high.
-      const std::size_t tiles = std::size_t(p_.nx / 32 + 1) * std::size_t(p_.ny / 8 + 1);
-      progress_.allocate(2 * tiles * sizeof(unsigned), "the ring's progress counters");
-      TIERSIM_CUDA_CHECK(cudaMemset(progress_.data(), 0, progress_.bytes()), "the ring's progress counters");
-      two_steps_ = temporal_ = true;
-      fused_ = 2;
-    }
-  }
-
-  // Two steps in one launch (choose_two_steps): the current fields into the next.
-  int advance_two_steps(double dt) {
-    wait_prepared();
-    ++state_version_;
-    cuda::StencilLaunch<T, Eq> l = launch_of(false, true, dt);
-    l.two_steps = true;
-    l.mid = mid_spec_.view(static_cast<T*>(mid_.data()));
-    l.progress = progress_.template as<unsigned>();
-    progress_base_ += unsigned(p_.nz) + 1;  // past every count of the launch before
-    l.progress_base = progress_base_;
-    if (s_.coeffs == CoeffSpace::Constant) {
-      std::uint64_t& owner = g_constant_owner[sizeof(T) == 8];
-      if (owner != id_) cuda::upload_constant_coeffs(coeffs_, cudaStreamLegacy), owner = id_;
-    }
-    target_window(nxt_[0]);
-    timer_.begin(update_name_.c_str(), strategy_);
-    const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
-    KernelRecord& rec = timer_.end();
-    rec.kernel = info.kernel;
-    rec.steps = info.steps;
-    const double n = info.steps;
-    cost(rec, n * stencil_compulsory_bytes(p_, sizeof(T)), info.bytes_modelled,
-         n * stencil_flops_per_point(p_) * double(p_.points()), n * double(p_.points()));
-    std::swap(cur_[0], nxt_[0]);
-    x_halos_current_ = false;  // the launch wrote no halo
-    return info.steps;
-  }
-
   // The single-step update of the current fields (periodic boundaries: the halos the update
   // reads itself, as step() decides).
   cuda::StencilLaunch<T, Eq> launch_of(bool images, bool wraps, double dt) const {
@@ -534,7 +470,7 @@ class StencilCuda final : public StencilEngine {
       cuda::StencilLaunch<T, Eq> l = launch_of(false, false, 0.0);
       l.prepare = true;
       (void)cuda::launch_stencil_update(l, stream_);
-      if (!temporal_ || two_steps_) return;
+      if (!temporal_) return;
       cuda::TemporalOptions opt;
       for (const int steps : {fused_, 1}) {
         opt.steps = steps;
@@ -799,12 +735,7 @@ class StencilCuda final : public StencilEngine {
   Strategy s_;
   StencilTuning t_;
   bool temporal_ = s_.tiling == Tiling::Temporal;
-  int fused_ = 1;           // --tiling temporal: steps per pass
-  bool two_steps_ = false;  // ... by the ring's two steps through L2 (choose_two_steps)
-  GridSpec<T> mid_spec_;    // their middle time level: a ring of planes
-  cuda::DeviceBuffer mid_;
-  cuda::DeviceBuffer progress_;  // their per-tile progress counters
-  unsigned progress_base_ = 0;
+  int fused_ = 1;  // --tiling temporal: steps per pass
   GridSpec<T> spec_;
   std::uint64_t id_;
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;

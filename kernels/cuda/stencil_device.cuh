@@ -1,15 +1,14 @@
 // Device-side building blocks of the stencil kernels: 16-byte vectors of T and their loads and
-// stores, cp.async (global -> shared, bypassing registers), the split cluster barrier, mbarriers,
-// the bulk tensor copy (TMA) and progress counters between blocks. Thin wrappers over PTX; no stencil logic. Internal
-// to the stencil kernel files (kernels/cuda/stencil_*.cu): everything has internal linkage, as every translation unit
-// that includes this file compiles its own kernels.
+// stores, cp.async (global -> shared, bypassing registers), the split cluster barrier, mbarriers
+// and the bulk tensor copy (TMA). Thin wrappers over PTX; no stencil logic. Internal to the
+// stencil kernel files (kernels/cuda/stencil_*.cu): everything has internal linkage, as every
+// translation unit that includes this file compiles its own kernels.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cuda/atomic>
 
 namespace tiersim::cuda {
 namespace {
@@ -29,15 +28,6 @@ __device__ __forceinline__ V<double> ldg16(const double* p) {
   const double2 f = __ldg(reinterpret_cast<const double2*>(p));
   return {{f.x, f.y}};
 }
-// Cached in L2 only (ld.global.cg): what other blocks of the launch stored (Args::mid).
-__device__ __forceinline__ V<float> ldcg16(const float* p) {
-  const float4 f = __ldcg(reinterpret_cast<const float4*>(p));
-  return {{f.x, f.y, f.z, f.w}};
-}
-__device__ __forceinline__ V<double> ldcg16(const double* p) {
-  const double2 f = __ldcg(reinterpret_cast<const double2*>(p));
-  return {{f.x, f.y}};
-}
 __device__ __forceinline__ V<float> ld16(const float* p) {
   const float4 f = *reinterpret_cast<const float4*>(p);
   return {{f.x, f.y, f.z, f.w}};
@@ -55,11 +45,8 @@ __device__ __forceinline__ void st16(double* p, const V<double>& v) {
 // Streaming global accesses (st.global.cs, ld.global.cs) for what a launch touches once: its
 // outputs and the wave's u(t - dt). Their lines take the L2's evict-first policy, so that they
 // leave before the lines of the input that the neighbouring tiles still have to read (their halo
-// rows and columns): the wave's fp64 ring at R = 4 (kStreamingBuilt, stencil_tile.cuh) and the
-// second of two steps in one launch (Args::mid).
-__device__ __forceinline__ void stcs16(float* p, const V<float>& v) {
-  __stcs(reinterpret_cast<float4*>(p), make_float4(v.e[0], v.e[1], v.e[2], v.e[3]));
-}
+// rows and columns). fp64 only: the one kernel they pay in is fp64 (kStreamingBuilt,
+// stencil_tile.cuh).
 __device__ __forceinline__ void stcs16(double* p, const V<double>& v) {
   __stcs(reinterpret_cast<double2*>(p), make_double2(v.e[0], v.e[1]));
 }
@@ -102,22 +89,6 @@ __device__ __forceinline__ void cluster_arrive() {
 }
 __device__ __forceinline__ void cluster_wait() { TIERSIM_SM90_ASM("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 
-// Progress counters between blocks of one launch (Args::mid: the second step's blocks read what
-// the first step's blocks stored, through L2). The writer publishes after a barrier that orders
-// its block's stores before it (a release, device scope); the reader polls relaxed and, once
-// the counts suffice, acquires by a fence (progress_acquire), then orders its later bulk tensor
-// copies (the async proxy) after what it observed (fence_proxy_async).
-__device__ __forceinline__ void progress_publish(unsigned* flag, unsigned value) {
-  ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*flag).store(value, ::cuda::memory_order_release);
-}
-__device__ __forceinline__ unsigned progress_read(unsigned* flag) {
-  return ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(*flag).load(::cuda::memory_order_relaxed);
-}
-__device__ __forceinline__ void progress_acquire() {
-  ::cuda::atomic_thread_fence(::cuda::memory_order_acquire, ::cuda::thread_scope_device);
-}
-__device__ __forceinline__ void fence_proxy_async() { TIERSIM_SM90_ASM("fence.proxy.async.global;\n" ::: "memory"); }
-
 // Bulk tensor copy (TMA, sm_90) of one box global -> shared, completing on an mbarrier that
 // counts the bytes; one thread issues it, every thread waits on the barrier's phase.
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
@@ -142,22 +113,6 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         : "r"(smem_addr(bar)), "r"(parity)
         : "memory");
   } while (!done);
-}
-// A store that asks the L2 to keep its line (evict-last): the first of two steps in one launch
-// (Args::mid), whose planes the second step reads back from L2 and the first overwrites.
-__device__ __forceinline__ void stlast16(float* p, const V<float>& v) {
-  TIERSIM_SM90_ASM(
-      "{\n .reg .b64 pol;\n createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
-      " st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, pol;\n}\n" ::"l"(p),
-      "f"(v.e[0]), "f"(v.e[1]), "f"(v.e[2]), "f"(v.e[3])
-      : "memory");
-}
-__device__ __forceinline__ void stlast16(double* p, const V<double>& v) {
-  TIERSIM_SM90_ASM(
-      "{\n .reg .b64 pol;\n createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
-      " st.global.L2::cache_hint.v2.f64 [%0], {%1, %2}, pol;\n}\n" ::"l"(p),
-      "d"(v.e[0]), "d"(v.e[1])
-      : "memory");
 }
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z,
                                             std::uint64_t* bar) {

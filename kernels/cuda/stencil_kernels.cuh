@@ -50,19 +50,6 @@ struct StencilLaunch {
   // Set up the kernel this launch would run (its shared-memory attributes, which under CUDA's
   // lazy loading loads its module) and launch nothing: the engine does it while the run starts.
   bool prepare = false;
-  // Two steps in one launch, through L2 (--tiling temporal where the bulk-copy ring can: heat's
-  // traffic, periodic on one GPU, every end read wrapped, all blocks resident at once): the first
-  // step's blocks write its planes round a ring of planes in `mid` (a grid of the fields' x-y shape
-  // and StencilLaunchInfo::mid_planes planes) and the second step's blocks read each plane there
-  // once its tile and the tiles beside it have stored it, while it is still in L2, and write `out`.
-  // Both publish per tile how many planes they have done in `progress` (a zeroed array of two
-  // counters per tile, counted from progress_base, which must grow by more than nz from one
-  // launch to the next), the first step waiting on the second before it overwrites a plane.
-  // StencilLaunchInfo::steps says 2; with `prepare`, 2 where it can run (and mid_planes), else 0.
-  bool two_steps = false;
-  GridView<T> mid;
-  unsigned* progress = nullptr;
-  unsigned progress_base = 0;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)
 };
@@ -79,8 +66,6 @@ struct StencilLaunchInfo {
   bool wraps_built = false;  // the kernel can read wrapped z planes (StencilLaunch::wraps), asked or not
   bool xwraps = false;       // the kernel read the columns beyond the x ends wrapped (StencilLaunch::xwraps)
   bool ywraps = false;       // ... and the rows beyond the y ends
-  int steps = 1;             // time steps the launch advanced (StencilLaunch::two_steps)
-  int mid_planes = 0;        // two steps: the z planes of StencilLaunch::mid (without its halo)
 };
 
 // One update of every interior point; the halos of the inputs must be filled (but the z halo

@@ -16,13 +16,6 @@
 namespace tiersim::cuda {
 namespace {
 
-// Two steps in one launch (Args::mid): each step's blocks publish how many planes they have done
-// every kTwoStepsPublish planes, and a block that waits for the other step's waits until it is
-// kTwoStepsSlack planes past what it needs, so that it reads the counters about once every that
-// many planes: each read or publish is a round trip to L2 that the block's other warps wait for
-// at the next barrier.
-constexpr int kTwoStepsSlack = 4, kTwoStepsPublish = 8;
-
 // Ring shape (Tile's, with NB buffers of whole planes instead of the halo ring).
 #pragma nv_diag_suppress 177
 // Ring variant: every plane of the tile with its halos goes global -> shared by cp.async,
@@ -67,14 +60,6 @@ struct Ring {
   static constexpr unsigned box_bytes = unsigned(K::ROWS * K::SW * sizeof(T));
   static constexpr unsigned side_bytes = unsigned(K::ROWS * XV * sizeof(T));
   static constexpr unsigned yside_bytes = unsigned(R * K::SW * sizeof(T));
-  // Two steps (Args::mid): the first step's planes go round a ring of MW planes of the mid grid,
-  // its planes 0 .. 2R-1 (which the second step reads first and again last, wrapped) to MW ..
-  // MW+2R-1. The second
-  // step copies plane z + D at plane z, D + 1 to D + 1 + slack planes behind the first, which may
-  // not overwrite a plane before every tile reading it has passed it: MW >= D + R + 1 + both
-  // slacks + the publishing granularity, or both wait for ever.
-  static constexpr int MW = D + R + 2 * kTwoStepsSlack + 2 * kTwoStepsPublish + 2;
-  static constexpr int mid_planes = MW + 2 * R;
 };
 #pragma nv_diag_default 177
 
@@ -95,17 +80,13 @@ constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
 // precisions; it reads u(t - dt) beside the copies) and fp64 from R = 3 run faster without it (the
 // wave fp32 R = 1 on an H100: 91.5 -> 96.7% of copy), while one field in fp32 and Gray-Scott ran
 // 0.4-1.6 points slower and fp64 at R = 2 even (docs/performance.md, "The bulk copy's L2 promotion").
-// Two steps in one launch through L2 (Args::mid, a kernel of its own: TWO): the heat equation's
-// bulk-copy ring reading every end wrapped, so that neither step needs a halo.
-template <class T, class Eq, int R, bool TMA>
-constexpr bool kTwoStepsBuilt = TMA&& std::is_same_v<Eq, equations::Heat>&& kRingXWrapsBuilt<T, Eq, R, TMA>;
 template <class T, class Eq, int R>
 constexpr bool kTmaPromote = !Eq::kPreviousLevel && !(sizeof(T) == 8 && R >= 3);
 template <class T, class Eq, int R, int BY, int P, int RY, bool TMA>
 constexpr bool kRingYWrapsBuilt = (kRingXWrapsBuilt<T, Eq, R, TMA> &&
                                    Ring<T, R, Eq::kFields, BY, P, RY, TMA, true, true>::smem_bytes <= 227 * 1024);
 
-template <class T, int R, class Eq, int BY, int P, int RY, bool TMA, bool TWO, class C>
+template <class T, int R, class Eq, int BY, int P, int RY, bool TMA, class C>
 __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, const TmaMaps& maps) {
   using K = Tile<T, R, Eq::kFields, BY, 1, RY>;
   constexpr bool XW = kRingXWrapsBuilt<T, Eq, R, TMA>, YW = kRingYWrapsBuilt<T, Eq, R, BY, P, RY, TMA>;
@@ -113,11 +94,6 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
   constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS, XV = G::XV;
   constexpr bool CS = kStreamingBuilt<T, Eq, R>;  // streaming outputs and u(t - dt)
-  static_assert(!TWO || (kTwoStepsBuilt<T, Eq, R, TMA> && YW), "two steps: the heat ring, every end wrapped");
-  // TWO: this block's step of the two, 1 (grid z 0: in0 -> mid, planes 0 .. nz - 1) or 2 (grid z
-  // 1: mid -> out0, planes R .. nz + R - 1, so that it starts on planes the first step stored
-  // first; its stores wrap in z); 0: a single step.
-  const int wf = TWO ? 1 + int(blockIdx.z) : 0;
   auto prev16 = [](const T* p) {
     if constexpr (CS)
       return ldcs16(p);
@@ -133,44 +109,11 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
   const int x0 = bx0 + tx * VW, y0 = by0 + ty * RY;
   const unsigned img = XW && a.xwraps ? 0u : x_images<R>(a, x0);
-  const int z0 = wf ? (wf == 1 ? 0 : R) : chunk_start(a);
-  const int z1 = wf ? (wf == 1 ? a.nz : a.nz + R) : min(z0 + a.zchunk, a.nz);
+  const int z0 = chunk_start(a), z1 = min(z0 + a.zchunk, a.nz);
   const long long sy = a.sy, sz = a.sz;
   const bool xin = x0 < a.xlimit;
   const long long off = x0 + y0 * sy;
-  const T* in[2] = {wf == 2 ? a.mid : a.in0, a.in1};
-  const int mi = wf == 2 ? 1 : 0;  // the second step reads mid through maps of its own (index 1)
-  // TWO: plane z of the first step in the mid grid (G::MW), and the progress counters: this
-  // block's, and the other step's of the tiles whose planes it reads or overwrites (its own and
-  // the four beside it, wrapped).
-  auto mid_plane = [&](int z) {
-    const int w = periodic_index(z, a.nz);
-    return w < 2 * R ? G::MW + w : w % G::MW;
-  };
-  const int ntiles = int(gridDim.x * gridDim.y);
-  unsigned* const mine = TWO ? a.wf_flags + (wf - 1) * ntiles + blockIdx.y * gridDim.x + blockIdx.x : nullptr;
-  int known = 0;  // issuer: planes the other step's five tiles have all done, as last read
-  auto wait_other = [&](int need) {
-    if constexpr (TWO) {
-      if (need <= known) return;
-      const int want = min(need + kTwoStepsSlack, a.nz);
-      const int bx = blockIdx.x, by = blockIdx.y, gx = gridDim.x, gy = gridDim.y;
-      unsigned* const other = a.wf_flags + (2 - wf) * ntiles;
-      unsigned* const f[5] = {other + by * gx + bx, other + by * gx + (bx > 0 ? bx - 1 : gx - 1),
-                              other + by * gx + (bx + 1 < gx ? bx + 1 : 0),
-                              other + (by > 0 ? by - 1 : gy - 1) * gx + bx,
-                              other + (by + 1 < gy ? by + 1 : 0) * gx + bx};
-      int m = 0;
-      do {
-        m = a.nz;
-#pragma unroll
-        for (int i = 0; i < 5; ++i) m = min(m, int(progress_read(f[i]) - a.wf_base));
-      } while (m < want);
-      known = m;
-      progress_acquire();
-      if (wf == 2) fence_proxy_async();  // the tensor copies that follow read what it saw
-    }
-  };
+  const T* in[2] = {a.in0, a.in1};
   const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
   const int wraps = kRingWrapsBuilt<T, Eq, R> ? a.wraps : 0;
 
@@ -222,23 +165,21 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   auto copy_plane = [&](int z, int b) {
     if constexpr (TMA) {
       if (issuer && z < z1 + R) {
-        if (wf == 2) wait_other(periodic_index(z, a.nz) + 1);  // the first step has stored plane z
         mbar_expect_tx(bars + b, NS * (G::box_bytes + (int(side_l) + int(side_r)) * G::side_bytes +
                                        (int(side_t) + int(side_b)) * G::yside_bytes));
-        const int gz = a.gz0 + (wf == 2 ? mid_plane(z) : wrapped(z, a.nz, wraps)), gy = a.gy0 + by0 - R,
-                  gx = a.gx0 + bx0 - XH * VW;
+        const int gz = a.gz0 + wrapped(z, a.nz, wraps), gy = a.gy0 + by0 - R, gx = a.gx0 + bx0 - XH * VW;
 #pragma unroll
         for (int f = 0; f < NS; ++f) {
           T* const fb = smem + b * kBuf + f * FS;
-          tma_load_3d(fb, &maps.m[f + mi], gx, gy, gz, bars + b);
+          tma_load_3d(fb, &maps.m[f], gx, gy, gz, bars + b);
           if constexpr (XW) {
-            if (side_l) tma_load_3d(fb + G::PS, &maps.s[f + mi], a.gx0 + a.nx - XV, gy, gz, bars + b);
-            if (side_r) tma_load_3d(fb + G::PS + G::SIDE, &maps.s[f + mi], a.gx0, gy, gz, bars + b);
+            if (side_l) tma_load_3d(fb + G::PS, &maps.s[f], a.gx0 + a.nx - XV, gy, gz, bars + b);
+            if (side_r) tma_load_3d(fb + G::PS + G::SIDE, &maps.s[f], a.gx0, gy, gz, bars + b);
           }
           if constexpr (YW) {
             const int yb = G::PS + 2 * G::SIDE;
-            if (side_t) tma_load_3d(fb + yb, &maps.y[f + mi], gx, a.gy0 + a.ny - R, gz, bars + b);
-            if (side_b) tma_load_3d(fb + yb + G::YSIDE, &maps.y[f + mi], gx, a.gy0, gz, bars + b);
+            if (side_t) tma_load_3d(fb + yb, &maps.y[f], gx, a.gy0 + a.ny - R, gz, bars + b);
+            if (side_b) tma_load_3d(fb + yb + G::YSIDE, &maps.y[f], gx, a.gy0, gz, bars + b);
           }
         }
       }
@@ -264,23 +205,16 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   // Queue slots 0 .. 2R-1: planes z0-R .. z0+R-1 (straight from global); slot 2R is filled
   // from the ring at the first step. Planes beyond the z ends: from the other end where the
   // launch wraps (StencilLaunch::wraps), as the ring's copies take them.
-  // The second step reads them once the first has stored them, from L2 (not the read-only path,
-  // not L1: they are other blocks' stores of this launch).
-  if (wf == 2) {
-    if (issuer) wait_other(z0 + R);
-    __syncthreads();
-  }
   V<T> q[NS][RY][Q];
 #pragma unroll
   for (int i = 0; i < 2 * R; ++i) {
     const int zz = z0 - R + i;
-    const long long zo = (wf == 2 ? mid_plane(zz) : wrapped(zz, a.nz, wraps)) * sz;
+    const long long zo = wrapped(zz, a.nz, wraps) * sz;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       const bool ok = xin && y0 + r < a.ny + R && zz < z1 + R;
 #pragma unroll
-      for (int f = 0; f < NS; ++f)
-        q[f][r][i] = !ok ? zero16<T>() : wf == 2 ? ldcg16(in[f] + off + r * sy + zo) : ldg16(in[f] + off + r * sy + zo);
+      for (int f = 0; f < NS; ++f) q[f][r][i] = ok ? ldg16(in[f] + off + r * sy + zo) : zero16<T>();
     }
   }
   if constexpr (TMA) {
@@ -334,14 +268,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       } else {
         cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
       }
-      // The first step overwrites the mid plane of z - MW: every tile that reads it (the second
-      // step's) has done the plane that reads it last, z - MW + R.
-      if (wf == 1 && issuer && z >= 2 * R + G::MW) wait_other(z - G::MW + 1);
       __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
       if (a.pace) cluster_arrive();
-      // Two steps: every thread's stores of planes z0 .. z - 1 are behind the barrier.
-      if (TWO && issuer && z > z0 && (z - z0) % kTwoStepsPublish == 0)
-        progress_publish(mine, a.wf_base + unsigned(z - z0));
       copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
       T* const sb = smem + b * kBuf;
       {
@@ -354,10 +282,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap, sides);
-      // Two steps: the first stores into the mid ring, the second its last R planes at 0 .. R - 1.
-      const int zs = wf == 1 ? mid_plane(z) : TWO && z >= a.nz ? z - a.nz : z;
-      update_and_store<T, Eq, RY, Q, CS, TWO>(a, q, c, lap, upq[0], x0, y0, off, zs, sy, sz, img,
-                                              wf == 1 ? a.mid : nullptr);
+      update_and_store<T, Eq, RY, Q, CS>(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int i = 0; i + 1 < UP; ++i)
@@ -369,21 +294,17 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       if (++b == NB) b = 0;
     }
   }
-  if (TWO) {
-    __syncthreads();
-    if (issuer) progress_publish(mine, a.wf_base + unsigned(z1 - z0));
-  }
   if (a.pace) cluster_wait();  // pairs the last arrive
   if constexpr (!TMA) cp_async_wait_group<0>();
 }
 
-template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB, bool TMA, bool TWO = false>
+template <class T, int R, class Eq, bool CONST, int BY, int P, int RY, int MINB, bool TMA>
 __global__ void __launch_bounds__(32 * BY, MINB > 0 ? MINB : 1)
     stencil_ring_kernel(Args<T, Eq> a, const StencilCoeffs<T>* __restrict__ gco, const __grid_constant__ TmaMaps maps) {
   if constexpr (CONST)
-    ring_body<T, R, Eq, BY, P, RY, TMA, TWO>(a, const_coeffs<T>(), maps);
+    ring_body<T, R, Eq, BY, P, RY, TMA>(a, const_coeffs<T>(), maps);
   else
-    ring_body<T, R, Eq, BY, P, RY, TMA, TWO>(a, *gco, maps);
+    ring_body<T, R, Eq, BY, P, RY, TMA>(a, *gco, maps);
 }
 
 // One update with this shape, in clusters of cx x cy tiles where the device can place them.
@@ -398,55 +319,28 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   // whole threads' rows (a thread's rows all inside or all beyond the end), at least R of them.
   a.xwraps = XW && l.xwraps && a.nx % K::VW == 0 && a.nx >= G::XV;
   a.ywraps = YW && a.xwraps && a.ny % RY == 0 && a.ny >= R;
-  constexpr bool kTwo = kTwoStepsBuilt<T, Eq, R, TMA> && YW;
   auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;
-  if constexpr (kTwo)
-    if (l.two_steps) kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA, true>;
-  set_shared_memory_once(reinterpret_cast<const void*>(kern), G::smem_bytes, true, "stencil ring kernel");
-  int per_sm = 1;
-  TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
-  const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
-  // Two steps (StencilLaunch::two_steps): both steps' blocks resident at once (the second's wait
-  // for the first's), no halo read (every end wrapped), and more planes than the second step
-  // starts behind the first.
-  bool two = false;
-  if constexpr (kTwo)
-    two = l.two_steps && l.cc_major >= 9 && l.wraps && a.ywraps && a.nz >= 2 * R + G::D + 1 &&
-          2 * tx * ty <= (long long)std::max(1, per_sm) * l.sm_count;
-  if (l.prepare) {
-    StencilLaunchInfo info;
-    info.steps = l.two_steps ? (two ? 2 : 0) : 1;
-    if (two) info.mid_planes = G::mid_planes;
-    return info;
-  }
-  if (l.two_steps && !two)
-    throw Error(
-        "stencil: two steps in one launch need the bulk-copy ring of heat's traffic, periodic, every end read "
-        "wrapped and all of its " +
-        std::to_string(2 * tx * ty) + " blocks resident");
   TmaMaps maps{};
   if constexpr (TMA) {
     if (l.cc_major < 9) throw Error("stencil: the bulk tensor copy kernel needs a Hopper GPU (compute capability 9.0)");
     a.gx0 = int(a.sy) - a.xlimit, a.gy0 = l.in[0].r, a.gz0 = l.in[0].r;
-    // Field f's maps at index f; with two steps the mid grid's at index 1 (one field).
-    for (int f = 0; f < K::NS + int(two); ++f) {
-      const T* const origin = f == 0 ? a.in0 : two ? l.mid.origin : a.in1;
-      const int nz = f > 0 && two ? G::mid_planes : a.nz;  // the mid grid: G::MW + 2R planes
-      maps.m[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS,
+    for (int f = 0; f < K::NS; ++f) {
+      const T* const origin = f ? a.in1 : a.in0;
+      maps.m[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, K::ROWS,
                                   kTmaPromote<T, Eq, R>);
       if (a.xwraps)
-        maps.s[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, nz, l.in[0].r, a.gx0, a.gy0, a.gz0, G::XV, K::ROWS,
+        maps.s[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, G::XV, K::ROWS,
                                     kTmaPromote<T, Eq, R>);
       if (a.ywraps)
-        maps.y[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, R,
+        maps.y[f] = encode_grid_map(origin, a.sy, a.sz, a.ny, a.nz, l.in[0].r, a.gx0, a.gy0, a.gz0, K::SW, R,
                                     kTmaPromote<T, Eq, R>);
     }
   }
-  if (two) {
-    a.mid = l.mid.origin;
-    a.wf_flags = l.progress;
-    a.wf_base = l.progress_base;
-  }
+  set_shared_memory_once(reinterpret_cast<const void*>(kern), G::smem_bytes, true, "stencil ring kernel");
+  int per_sm = 1;
+  TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
+  if (l.prepare) return {};
+  const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   int slots = std::max(1, per_sm) * l.sm_count;
   // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo
   // rows and columns one block reads are still in L2 when its neighbour reads them. Only where
@@ -470,10 +364,8 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
     }
     (void)cudaGetLastError();  // an unplaceable cluster is not an error: launch without
   }
-  if (two && a.pace && 2 * tx * ty > slots) a.pace = 0;  // the clusters cannot all be placed at once: without them
   a.zchunk = choose_zchunk_balanced(l.tuning.z_chunk, tx * ty, a.nz, slots, 2 * R + G::D);
-  if (two) a.zchunk = a.nz;
-  const dim3 grid(unsigned(tx), unsigned(ty), two ? 2u : z_chunks(l, a));
+  const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));
   if (a.pace) {
     cfg.gridDim = grid;
     TIERSIM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kern, a, l.coeffs_global, maps), "stencil ring kernel in clusters");
@@ -485,17 +377,14 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   if (RY > 1) name += "_ry" + std::to_string(RY);
   if (MINB > 0) name += "_mb" + std::to_string(MINB);
   if (a.pace) name += "_c" + std::to_string(cx) + "x" + std::to_string(cy);
-  if (two) name += "_2steps_l2";
   TIERSIM_CUDA_CHECK_LAUNCH("stencil_ring_kernel", grid_text(name, a));
   // Model: per block, every plane of its chunk plus R more (the last R planes feed the queue),
   // each with the tile, its x halo and y-halo rows; the first 2R planes once more (queue
   // prologue, whole vectors); writes once; the previous level (the wave's u(t - dt)) once.
   const double tile_plane = double(K::TY) * K::TX + double(K::TY) * 2 * K::XH * K::VW + 2.0 * R * K::TX;
-  // Two steps: each step as a launch of one chunk per tile (grid z is the step).
-  const double steps = two ? 2 : 1, chunks = two ? 1 : grid.z;
   const double blocks_xy = double(grid.x) * grid.y, planes = z_planes(l, a);
-  const double reads_tiles = steps * double(K::NS) * blocks_xy *
-                             ((planes + R * chunks) * tile_plane + 2.0 * R * chunks * double(K::TY) * K::TX);
+  const double reads_tiles =
+      double(K::NS) * blocks_xy * ((planes + R * grid.z) * tile_plane + 2.0 * R * grid.z * double(K::TY) * K::TX);
   // The column and row blocks of the tiles at the ends (XW, YW), every plane a block loads.
   double sides = 0;
   for (long long bx = 0; bx < tx && a.xwraps; ++bx)
@@ -504,16 +393,15 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   sides *= double(ty);
   for (long long by = 0; by < ty && a.ywraps; ++by)
     sides += double(tx) * R * K::SW * ((by == 0) + (std::min<long long>((by + 1) * K::TY, a.ny) + R > a.ny));
-  const double reads = reads_tiles + steps * double(K::NS) * sides * (chunks * R + planes);
+  const double reads = reads_tiles + double(K::NS) * sides * (double(grid.z) * R + planes);
   const double pts = double(a.nx) * a.ny * planes;
-  const double writes = steps * (pts * K::NS + (Eq::kPreviousLevel ? pts : 0));
+  const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name,
           (reads + writes) * sizeof(T),
           a.images != 0 && kXImagesBuilt<T, Eq, R> && !a.xwraps,
           kRingWrapsBuilt<T, Eq, R>,
           a.xwraps != 0,
-          a.ywraps != 0,
-          two ? 2 : 1};
+          a.ywraps != 0};
 }
 
 }  // namespace

@@ -50,13 +50,9 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     if constexpr (R == 1) {
       if (deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 4, 2, 2, 5>(l, s);
       return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
-    } else if (l.cc_major >= 9) {
-      // Two steps in one launch (StencilLaunch::two_steps): half the blocks read the DRAM, so
-      // each keeps more planes in flight (P = 4; 3 at R = 4, where 4 outgrows shared memory).
-      if constexpr (std::is_same_v<Eq, equations::Heat>)
-        if (l.two_steps) return launch_ring < T, R, Eq, CONST, 8, R == 4 ? 3 : 4, 4, 0, true > (l, s, kPairX, kPairY);
+    } else if (l.cc_major >= 9)
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);
-    } else if constexpr (R == 2)
+    else if constexpr (R == 2)
       return launch_ring<T, R, Eq, CONST, 16, 4, 1>(l, s);
     else if constexpr (R == 3)
       return launch_ring<T, R, Eq, CONST, 8, 4, 2>(l, s);

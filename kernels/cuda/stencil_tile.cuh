@@ -44,13 +44,6 @@ struct Args {
   int gx0, gy0, gz0;  // interior point (0,0,0) in the tensor maps' coordinates (TMA variant)
   long long sy, sz;
   typename Eq::template Params<T> prm;
-  // Two steps in one launch through L2 (StencilLaunch::two_steps; the heat ring's kernel of two
-  // steps, stencil_ring.cuh): blocks of grid z 0 update in0 into the plane ring of mid, blocks of
-  // grid z 1 mid into out0; each step's per-tile progress in wf_flags (two counters a tile,
-  // counted from wf_base).
-  T* mid;
-  unsigned* wf_flags;
-  unsigned wf_base;
 };
 
 template <class T, class Eq>
@@ -73,9 +66,6 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.xwraps = a.ywraps = 0;  // the launcher that reads them wrapped sets them
   a.pace = 0;
   a.gx0 = a.gy0 = a.gz0 = 0;
-  a.mid = nullptr;
-  a.wf_flags = nullptr;
-  a.wf_base = 0;
   return a;
 }
 
@@ -200,13 +190,12 @@ __device__ __forceinline__ unsigned x_images(const Args<T, Eq>& a, int x0) {
 // update from the centre values (queue slot c of q), the Laplacians and, with a previous level,
 // u(t - dt) (up), then one 16-byte store per row and field (streaming where CS, kStreamingBuilt;
 // element stores at the grid's right edge), and where img says so the row's periodic x halo
-// (x_images); off: this thread's first point in its plane, sy and sz: the strides; out_first, if
-// not null, where the first field goes instead of a.out0 (Args::mid; TWO: the stores' L2 policy).
-template <class T, class Eq, int RY, int Q, bool CS = false, bool TWO = false>
+// (x_images); off: this thread's first point in its plane, sy and sz: the strides.
+template <class T, class Eq, int RY, int Q, bool CS = false>
 __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
                                                  const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
-                                                 int y0, long long off, int z, long long sy, long long sz, unsigned img,
-                                                 T* out_first = nullptr) {
+                                                 int y0, long long off, int z, long long sy, long long sz,
+                                                 unsigned img) {
   constexpr int NS = Eq::kFields, VW = V<T>::n;
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -222,21 +211,13 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
         for (int f = 0; f < NS; ++f) o[f].e[e] = out[f];
       }
       const long long at = off + r * sy + z * sz;
-      T* const p0 = (out_first ? out_first : a.out0) + at;
+      T* const p0 = a.out0 + at;
       T* const p1 = NS == 2 ? a.out1 + at : nullptr;
-      // Two steps in one launch (TWO): the first step's planes to be read back from L2
-      // (evict-last), the second's outputs streaming.
-      auto st = [out_first](T* p, const V<T>& v) {
-        if constexpr (TWO) {
-          if (out_first)
-            stlast16(p, v);
-          else
-            stcs16(p, v);
-        } else if constexpr (CS) {
+      auto st = [](T* p, const V<T>& v) {
+        if constexpr (CS)
           stcs16(p, v);
-        } else {
+        else
           st16(p, v);
-        }
       };
       if (x0 + VW <= a.nx) {
         st(p0, o[0]);
