@@ -43,8 +43,6 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   const T* in[2] = {a.in0, a.in1};
   // Shared offset of this thread's vector in its first row (row r adds r * SW).
   const int s_own = (ty * RY + R) * SW + XH * VW + tx * VW;
-  TileReads<T, R, XH, SW, RY, false> at;
-  at.in_tile(s_own);
 
   // Halo roles. y halo: the 2R rows above and below the tile, row h by warp h mod BY; the rows
   // beyond the y ends from the other end where the launch reads them wrapped (Args::ywraps: one
@@ -157,7 +155,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
       copy_halo(z + PF, b + PF >= NB ? b + PF - NB : b + PF);
 
       T lap[NS][RY][VW];
-      gather_laplacians<R, XH, SW>(co, smem_addr(sb), K::ROWS * SW * int(sizeof(T)), at, q, s, lap);
+      gather_laplacians<R, XH, SW>(co, sb, K::ROWS * SW, s_own, q, s, lap);
       update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
 
       // Slot s held plane z - R, dead now: it takes plane z + R + PF.

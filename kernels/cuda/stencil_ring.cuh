@@ -32,7 +32,7 @@ namespace {
 // XW (the TMA ring, periodic x read wrapped: Args::xwraps): beside each field's plane two column
 // blocks of the tile's rows by its x halo (XH vectors), filled by a second, narrow tensor copy in
 // the tiles at the x ends: left, the last XH vectors of each row; right, the first. The threads
-// whose x halo lies beyond an end read it there (TileReads), so no kernel and no fill writes the x
+// whose x halo lies beyond an end read it there (Sides), so no kernel and no fill writes the x
 // halos: the update's stores of them (a 32-byte sector at each end of every row, scattered
 // writes) cost the DRAM more than their bytes (Nsight Compute, heat R = 4 on an H200: 2.7% more
 // bytes, 7.4% more time), and a tensor copy cannot wrap. YW (where shared memory allows): two
@@ -104,7 +104,6 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   T* const smem = reinterpret_cast<T*>(smem_raw);
   std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
   constexpr int kBuf = NS * FS;
-  const unsigned ring = smem_addr(smem);  // the ring's shared-window address
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx0 = blockIdx.x * K::TX, by0 = blockIdx.y * TY;
@@ -135,35 +134,32 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   }
   const bool issuer = tx == 0 && ty == 0;
   // XW, YW: which column and row blocks this tile copies (its halo lies beyond an x or a y end),
-  // and where this thread reads the halo vectors that lie there.
+  // and where this thread reads the halo vectors that lie there (Sides).
   const bool xw = XW && a.xwraps, yw = YW && a.ywraps;
   const bool side_l = xw && bx0 == 0, side_r = xw && min(bx0 + K::TX, a.nx) + XV - VW >= a.nx;
   const bool side_t = yw && by0 == 0, side_b = yw && min(by0 + TY, a.ny) + R > a.ny;
-  constexpr int B = int(sizeof(T));
-  TileReads<T, R, XH, SW, RY, XW> at;
-  at.in_tile(s_own);
-  if constexpr (XW) {
-    if (xw && x0 < a.nx && y0 < a.ny) {
-      const int row0 = ty * RY + R;  // this thread's first tile row
+  Sides<XH, R> sides;
+  if (xw && x0 < a.nx && y0 < a.ny) {
+    const int row0 = ty * RY + R;  // this thread's first tile row
 #pragma unroll
-      for (int h = 0; h < 2 * XH; ++h) {
-        const int xv = x0 + at.x_col(h);  // the vector's first column
-        const bool left = xv < 0, right = xv >= a.nx;
-        if (!left && !right) continue;
-        const int col = left ? xv + XV : xv - a.nx;  // its column in the block
+    for (int h = 0; h < 2 * XH; ++h) {
+      const int xv = h < XH ? x0 - (XH - h) * VW : x0 + (h - XH + 1) * VW;  // the vector's first column
+      const bool left = xv < 0, right = xv >= a.nx;
+      if (!left && !right) continue;
+      const int col = left ? xv + XV : xv - a.nx;  // its column in the block
+      sides.xuse |= 1u << h;
+      sides.xdelta[h] = G::PS + (right ? G::SIDE : 0) + row0 * XV + col - s_own;
+    }
+    if (yw) {
+      // Row y0 + t beyond an end: in the block above (y = -R..-1 at its rows 0..R-1) or below
+      // (y = ny..ny+R-1 likewise).
 #pragma unroll
-        for (int r = 0; r < RY; ++r) at.xs[r][h] = unsigned((G::PS + (right ? G::SIDE : 0) + (row0 + r) * XV + col) * B);
+      for (int j = 0; j < 2 * R; ++j) {
+        const int t = j < R ? j - R : RY + j - R, y = y0 + t;
+        if (y < 0 || y >= a.ny) sides.yuse |= 1u << j;
       }
-      if (yw) {
-        // Row y0 + t beyond an end: in the block above (y = -R..-1 at its rows 0..R-1) or below
-        // (y = ny..ny+R-1 likewise).
-#pragma unroll
-        for (int j = 0; j < 2 * R; ++j) {
-          const int y = y0 + at.y_row(j);
-          if (y < 0) at.ys[j] = unsigned((G::PS + 2 * G::SIDE + (y + R) * SW + s_own % SW) * B);
-          if (y >= a.ny) at.ys[j] = unsigned((G::PS + 2 * G::SIDE + G::YSIDE + (y - a.ny) * SW + s_own % SW) * B);
-        }
-      }
+      sides.ydelta[0] = G::PS + 2 * G::SIDE + by0 * SW;
+      sides.ydelta[1] = G::PS + 2 * G::SIDE + G::YSIDE + (by0 - a.ny - R) * SW;
     }
   }
   auto copy_plane = [&](int z, int b) {
@@ -265,7 +261,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
               y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? prev16(a.prev + off + r * sy + (z + UP) * sz) : zero16<T>();
       }
       const int bn = b + R >= NB ? b + R - NB : b + R;  // buffer of plane z + R
-      if (!TMA && a.pace && z > z0) cluster_wait();     // every block of the cluster has started plane z - 1
+      if (a.pace && z > z0) cluster_wait();             // every block of the cluster has started plane z - 1
       if constexpr (TMA) {
         mbar_wait(bars + bn, (phase >> bn) & 1u);  // plane z + R has landed
         phase ^= 1u << bn;
@@ -273,18 +269,19 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
         cp_async_wait_group<P - 1>();  // planes up to z + R have landed (this thread's copies)
       }
       __syncthreads();  // ... everyone's; and plane z - 1's buffer is free
-      if (TMA || a.pace) cluster_arrive();
+      if (a.pace) cluster_arrive();
       copy_plane(z + D, b == 0 ? NB - 1 : b - 1);
+      T* const sb = smem + b * kBuf;
       {
-        const unsigned sn = ring + unsigned(bn * kBuf * B) + at.own;
+        T* const sn = smem + bn * kBuf;
 #pragma unroll
         for (int f = 0; f < NS; ++f)
 #pragma unroll
-          for (int r = 0; r < RY; ++r) q[f][r][(2 * R + s) % Q] = lds16<T>(sn + unsigned((f * FS + r * SW) * B));
+          for (int r = 0; r < RY; ++r) q[f][r][(2 * R + s) % Q] = ld16(sn + f * FS + s_own + r * SW);
       }
 
       T lap[NS][RY][VW];
-      gather_laplacians<R, XH, SW>(co, ring + unsigned(b * kBuf * B), FS * B, at, q, s, lap);
+      gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap, sides);
       update_and_store<T, Eq, RY, Q, CS>(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
@@ -295,13 +292,9 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
         for (int r = 0; r < RY; ++r) upq[UP - 1][r] = upn[r];
       }
       if (++b == NB) b = 0;
-      // The bulk-copy ring always paces (a block launched alone is its own cluster), waiting here
-      // rather than before the next plane's barrier, which spares a test of a.pace and of the
-      // first plane every plane.
-      if constexpr (TMA) cluster_wait();
     }
   }
-  if (!TMA && a.pace) cluster_wait();  // pairs the last arrive
+  if (a.pace) cluster_wait();  // pairs the last arrive
   if constexpr (!TMA) cp_async_wait_group<0>();
 }
 

@@ -90,80 +90,50 @@ struct Tile {
 };
 #pragma nv_diag_default 177
 
-// Where a thread's gather (gather_laplacians) reads each vector of a tile's field: byte offsets
-// from the field's base in shared memory. own: this thread's first vector (its row r at own +
-// r SW). y(j): y-halo row j, the R above its rows (j < R), then the R below. x(r, h): vector h
-// of row r's x halo, the XH left of its own, then the XH right. SIDES = false: all beside its
-// own rows in the tile, offsets from own known at compile time. SIDES = true: each held in a
-// register, as some lie elsewhere (the ring's column and row blocks copied from the other end:
-// Args::xwraps, ywraps), so that each load's address is the buffer's base plus the register.
-#pragma nv_diag_suppress 177
-template <class T, int R, int XH, int SW, int RY, bool SIDES>
-struct TileReads {
-  static constexpr int VW = V<T>::n, B = int(sizeof(T));
-  unsigned own = 0;
-  unsigned ys[SIDES ? 2 * R : 1] = {};
-  unsigned xs[SIDES ? RY : 1][SIDES ? 2 * XH : 1] = {};
-
-  // Row offset of y-halo row j from this thread's first row, and column offset (points) of x-halo
-  // vector h from its own vector.
-  static constexpr __host__ __device__ int y_row(int j) { return j < R ? j - R : RY + j - R; }
-  static constexpr __host__ __device__ int x_col(int h) { return h < XH ? -(XH - h) * VW : (h - XH + 1) * VW; }
-
-  __device__ __forceinline__ unsigned y(int j) const {
-    if constexpr (SIDES)
-      return ys[j];
-    else
-      return own + unsigned(y_row(j) * SW * B);
-  }
-  __device__ __forceinline__ unsigned x(int r, int h) const {
-    if constexpr (SIDES)
-      return xs[r][h];
-    else
-      return own + unsigned((r * SW + x_col(h)) * B);
-  }
-  // Every vector beside this thread's rows in the tile (own_offset: its first vector, in points).
-  __device__ __forceinline__ void in_tile(int own_offset) {
-    own = unsigned(own_offset * B);
-    if constexpr (SIDES) {
-#pragma unroll
-      for (int j = 0; j < 2 * R; ++j) ys[j] = own + unsigned(y_row(j) * SW * B);
-#pragma unroll
-      for (int r = 0; r < RY; ++r)
-#pragma unroll
-        for (int h = 0; h < 2 * XH; ++h) xs[r][h] = own + unsigned((r * SW + x_col(h)) * B);
-    }
-  }
+// Halo vectors a thread reads from elsewhere than beside its own rows in the tile (the ring's
+// column and row blocks copied from the other end: Args::xwraps, ywraps). x: bit h of xuse for
+// vector h of the 2 XH it reads in each row (the XH left of its own, then the XH right), at own +
+// xdelta[h] + r XH VW for row r (a block of XH vectors per tile row). y: bit j of yuse for y-halo
+// row j (the R above its rows, then the R below), at own + ydelta[above ? 0 : 1] + t SW for row
+// offset t (a block of R rows of the tile's width). All zero: the tile's halos.
+template <int XH, int R>
+struct Sides {
+  unsigned xuse = 0, yuse = 0;
+  int xdelta[2 * XH] = {};
+  int ydelta[2] = {};
 };
-#pragma nv_diag_default 177
 
 // The Laplacians of this thread's RY rows of VW points of plane z, every field: x and y neighbours
-// from the plane's tile in shared memory (field f's at shared address tile + f * field_bytes,
-// where `at` says), z neighbours from the register queue q (plane z + d in slot (R + s + d) mod
-// Q; s: the step of the unrolled z loop).
-template <int R, int XH, int SW, class T, int NS, int RY, int Q, class C, bool SIDES>
-__device__ __forceinline__ void gather_laplacians(const C& co, unsigned tile, int field_bytes,
-                                                  const TileReads<T, R, XH, SW, RY, SIDES>& at,
-                                                  const V<T> (&q)[NS][RY][Q], int s, T (&lap)[NS][RY][V<T>::n]) {
+// from the plane's tile in shared memory (field f's at tile + f * field_stride, this thread's first
+// vector at offset own_offset in it, rows SW points apart; halo vectors from `sides` where it
+// says so), z neighbours from the register queue q (plane z + d in slot (R + s + d) mod Q; s: the
+// step of the unrolled z loop).
+template <int R, int XH, int SW, class T, int NS, int RY, int Q, class C>
+__device__ __forceinline__ void gather_laplacians(const C& co, const T* tile, int field_stride, int own_offset,
+                                                  const V<T> (&q)[NS][RY][Q], int s, T (&lap)[NS][RY][V<T>::n],
+                                                  const Sides<XH, R>& sides = Sides<XH, R>{}) {
   constexpr int VW = V<T>::n;
   const int c = (R + s) % Q;  // slot of plane z
 #pragma unroll
   for (int f = 0; f < NS; ++f) {
-    const unsigned base = tile + unsigned(f * field_bytes);
+    const T* const own = tile + f * field_stride + own_offset;
     // y neighbours outside this thread's rows: rows -R..-1 and RY..RY+R-1 (index t + R).
     V<T> ys[RY + 2 * R];
 #pragma unroll
-    for (int j = 0; j < 2 * R; ++j) {
-      const int t = at.y_row(j);
-      ys[t + R] = lds16<T>(base + at.y(j));
-    }
+    for (int t = -R; t < RY + R; ++t)
+      if (t < 0 || t >= RY) {
+        const bool side = (sides.yuse >> (t < 0 ? t + R : t - RY + R)) & 1u;
+        ys[t + R] = ld16(own + t * SW + (side ? sides.ydelta[t < 0 ? 0 : 1] : 0));
+      }
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
+      const T* const row = own + r * SW;
       V<T> xs[2 * XH + 1];
 #pragma unroll
       for (int h = 0; h < XH; ++h) {
-        xs[h] = lds16<T>(base + at.x(r, h));
-        xs[XH + 1 + h] = lds16<T>(base + at.x(r, XH + h));
+        const bool sl = (sides.xuse >> h) & 1u, sr = (sides.xuse >> (XH + h)) & 1u;
+        xs[h] = ld16(sl ? own + sides.xdelta[h] + r * XH * VW : row - (XH - h) * VW);
+        xs[XH + 1 + h] = ld16(sr ? own + sides.xdelta[XH + h] + r * XH * VW : row + (1 + h) * VW);
       }
       xs[XH] = q[f][r][c];
 #pragma unroll
