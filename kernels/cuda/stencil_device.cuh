@@ -54,27 +54,6 @@ __device__ __forceinline__ V<double> ldcs16(const double* p) {
   const double2 f = __ldcs(reinterpret_cast<const double2*>(p));
   return {{f.x, f.y}};
 }
-// 16 bytes of shared memory at a 32-bit shared-window address. The temporal kernel reads its
-// planes so, each address a warp-uniform plane base plus the thread's byte offset, which the load
-// takes as they are ([R + UR]); through a T* nvcc formed each address from the slot index and the
-// thread's element offset at every load. Volatile: an address may repeat every pass of the z
-// loop, and the load must still happen after that pass's barrier.
-__device__ __forceinline__ V<float> lds16(unsigned a, const float*) {
-  V<float> v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.e[0]), "=f"(v.e[1]), "=f"(v.e[2]), "=f"(v.e[3])
-               : "r"(a));
-  return v;
-}
-__device__ __forceinline__ V<double> lds16(unsigned a, const double*) {
-  V<double> v;
-  asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];\n" : "=d"(v.e[0]), "=d"(v.e[1]) : "r"(a));
-  return v;
-}
-template <class T>
-__device__ __forceinline__ V<T> lds16(unsigned a) {
-  return lds16(a, static_cast<const T*>(nullptr));
-}
 template <class T>
 __device__ __forceinline__ V<T> zero16() {
   V<T> v;

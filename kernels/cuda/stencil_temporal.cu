@@ -349,9 +349,8 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   constexpr int VW = G::VW, W0 = G::W0, H0 = G::H0, Q = G::Q, NF = G::NF, NB0 = G::NB0, PL = G::PL, NQ = G::NQ;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const ring = reinterpret_cast<T*>(smem_raw);  // [NB0][NF][H0][W0]: level 0, planes i-2R .. i+D
-  constexpr int kXbuf = NB0 * NF * PL;             // [NNB][NF][H0][W0]: centre planes of levels 1..T-1 (Geo::XR)
-  constexpr int kPring = kXbuf + G::NNB * NF * PL;  // [NBP][H0][W0]: the wave's u(t - dt), own column
-  T* const pring = ring + kPring;
+  T* const xbuf = ring + NB0 * NF * PL;            // [NNB][NF][H0][W0]: centre planes of levels 1..T-1 (Geo::XR)
+  T* const pring = xbuf + G::NNB * NF * PL;        // [NBP][H0][W0]: the wave's u(t - dt), own column
 
   const int lane = threadIdx.x, r0 = threadIdx.y * RY;  // this thread: lane's vector, rows r0 .. r0+RY-1
   const int steps = a.steps, TR = steps * R;
@@ -477,17 +476,6 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   // Shared offset of region row `row` at this lane (rows outside the region: the padding rows, or
   // clamped where there are none; garbage, read only for points no output depends on).
   auto yrow = [&](int row) { return (G::YP ? row + G::YP : min(max(row, 0), H0 - 1)) * W0 + lane * VW; };
-  // Loads: shared address of a plane's vector, the plane's element offset from smem_raw (uniform
-  // across the block) and the vector's byte offset in the plane (this thread's, in a register).
-  constexpr int B = int(sizeof(T));
-  const unsigned smem0 = smem_u32(smem_raw), own = unsigned(sown * B);
-  auto sat = [&](int plane, unsigned in_plane) { return smem0 + unsigned(plane * B) + in_plane; };
-  auto yat = [&](int row) {  // byte offset of region row `row` at this lane (yrow)
-    if constexpr (G::YP != 0)
-      return own + unsigned((row - r0) * W0 * B);
-    else
-      return unsigned(yrow(row) * B);
-  };
 
   // Fixed boundaries: points outside the interior hold the boundary value at every level (a
   // level's rows at plane k, tested once for all rows: periodic runs skip it).
@@ -552,7 +540,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   int xs = 0;  // Geo::XR: exchange slot of the planes computed at step i, (i - i0) mod (R + 1)
   // Exchange plane of level l (1..T-1) in slot x; only the rows others read as y neighbours are
   // stored: R at each end of a thread's rows.
-  auto xplane = [&](int l, int x) { return kXbuf + ((l - 1) * (R + 1) + x) * NF * PL; };  // in elements
+  auto xplane = [&](int l, int x) { return xbuf + ((l - 1) * (R + 1) + x) * NF * PL; };
   auto store_edges = [&](T* xb, const V<T>(&v)[NF][RY]) {
 #pragma unroll
     for (int f = 0; f < NF; ++f)
@@ -579,24 +567,22 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
         V<T> C[NF][RY], YS[NF][2 * R];
 #pragma unroll
         for (int f = 0; f < NF; ++f) {
-          const int b = (sc * NF + f) * PL;
+          const T* const b = ring + (sc * NF + f) * PL;
 #pragma unroll
-          for (int r = 0; r < RY; ++r) C[f][r] = lds16<T>(sat(b, own + unsigned(r * W0 * B)));
+          for (int r = 0; r < RY; ++r) C[f][r] = ld16(b + sown + r * W0);
 #pragma unroll
           for (int j = 0; j < R; ++j) {
-            YS[f][j] = lds16<T>(sat(b, yat(r0 - R + j)));
-            YS[f][R + j] = lds16<T>(sat(b, yat(r0 + RY + j)));
+            YS[f][j] = ld16(b + yrow(r0 - R + j));
+            YS[f][R + j] = ld16(b + yrow(r0 + RY + j));
           }
         }
-        auto Z = [&](int f, int r, int d) {
-          return lds16<T>(sat((rslot(R - d) * NF + f) * PL, own + unsigned(r * W0 * B)));
-        };
-        auto UP = [&](int r) { return lds16<T>(sat(kPring + psl * PL, own + unsigned(r * W0 * B))); };
+        auto Z = [&](int f, int r, int d) { return ld16(ring + (rslot(R - d) * NF + f) * PL + sown + r * W0); };
+        auto UP = [&](int r) { return ld16(pring + psl * PL + sown + r * W0); };
         // Straight into its queue slot (the slot's plane, 2R + 1 below, is no longer read).
         level_update<T, R, EQ, NF, RY>(a, C, YS, Z, UP, q[0][s]);
         finish(q[0][s], C, i - R, steps == 1);
         if constexpr (G::XR)
-          if (steps > 1) store_edges(ring + xplane(1, xs), q[0][s]);
+          if (steps > 1) store_edges(xplane(1, xs), q[0][s]);
       }
 
       // Levels 2..T at planes i - t R, from the register queues; the centre plane of level t - 1
@@ -608,12 +594,12 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
         if (t > steps) break;            // block-uniform
         const int L = t - 2;             // queue of level t - 1
         const int cs = (s - R + Q) % Q;  // its centre slot: plane i - t R
-        int xb;  // the exchange plane, in elements from smem_raw
+        T* xb;
         if constexpr (G::XR) {
           xb = xplane(t - 1, xs == R ? 0 : xs + 1);  // the slot of step i - R
         } else {
-          xb = kXbuf + ((t & 1) && G::NNB > 1 ? 1 : 0) * NF * PL;
-          if (warp_active(t - 1)) store_edges(ring + xb, q[L][cs]);
+          xb = xbuf + ((t & 1) && G::NNB > 1 ? 1 : 0) * NF * PL;
+          if (warp_active(t - 1)) store_edges(xb, q[L][cs]);
           __syncthreads();
         }
         if (i >= i0 + 2 * t * R && warp_active(t)) {
@@ -622,14 +608,14 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
           for (int f = 0; f < NF; ++f)
 #pragma unroll
             for (int j = 0; j < R; ++j) {
-              YS[f][j] = lds16<T>(sat(xb + f * PL, yat(r0 - R + j)));
-              YS[f][R + j] = lds16<T>(sat(xb + f * PL, yat(r0 + RY + j)));
+              YS[f][j] = ld16(xb + f * PL + yrow(r0 - R + j));
+              YS[f][R + j] = ld16(xb + f * PL + yrow(r0 + RY + j));
             }
           auto Z = [&](int f, int r, int d) -> const V<T>& { return q[L][(s + d - R + 2 * Q) % Q][f][r]; };
           // The wave's level t - 2 at plane i - t R: the ring's plane i - 2R (t = 2), else the
           // oldest slot of queue t - 2.
           auto UP = [&](int r) -> V<T> {
-            if (t == 2) return lds16<T>(sat(rslot(2 * R) * NF * PL, own + unsigned(r * W0 * B)));
+            if (t == 2) return ld16(ring + rslot(2 * R) * NF * PL + sown + r * W0);
             return q[t >= 3 ? t - 3 : 0][(s + 1) % Q][0][r];
           };
           if (t < TMAX) {  // straight into the queue slot of level t, as level 1
@@ -638,7 +624,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
             const bool last = t == steps;
             finish(res, q[L][cs], i - t * R, last);
             if constexpr (G::XR)
-              if (!last) store_edges(ring + xplane(t, xs), res);
+              if (!last) store_edges(xplane(t, xs), res);
           } else {  // the kernel's last level: no queue
             V<T> res[NF][RY];
             level_update<T, R, EQ, NF, RY>(a, q[L][cs], YS, Z, UP, res);
