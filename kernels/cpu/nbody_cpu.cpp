@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/comm.hpp"
+#include "base/compensated_sum.hpp"
 #include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
@@ -280,17 +281,6 @@ class CpuNbodyEngine final : public NbodyEngine {
     }
     potential_current_ = true;
   }
-
-  // Neumaier's compensated sum: the rounding error of each addition is carried and added at the end.
-  struct CompensatedSum {
-    double s = 0, c = 0;
-    void add(double x) {
-      const double t = s + x;
-      c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
-      s = t;
-    }
-    double value() const { return s + c; }
-  };
 
   // The force loops' blocks of bodies i (SIMD lanes). Owned ranges start at multiples of
   // kBodySliceAlign, so a rank's blocks are those one rank makes.

@@ -20,6 +20,7 @@
 #include "kernels/l2_window.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/stencil_engine.hpp"
+#include "gpu_test.hpp"
 
 using namespace tiersim;
 
@@ -27,19 +28,10 @@ namespace {
 
 #define SKIP_WITHOUT_L2_PERSISTENCE()                                                      \
   do {                                                                                     \
-    const DeviceInfo d_ = query_device();                                                  \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not;                       \
+    SKIP_WITHOUT_GPU();                                                                    \
     const L2Support s_ = l2_persistence_support();                                         \
     if (!s_.supported) GTEST_SKIP() << "no L2 persistence on this device: " << s_.why_not; \
   } while (0)
-
-std::vector<double> random_field(std::int64_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(0.25, 0.75);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = double(float(d(rng)));
-  return v;
-}
 
 StencilProblem cube(Equation eq, int n) {
   StencilProblem p;
@@ -76,7 +68,8 @@ std::unique_ptr<StencilEngine> stencil_engine(const StencilProblem& p, L2Persist
   Strategy s = cuda_strategy(l2);
   s.tuning = tuning;
   auto e = make_stencil_cuda(s, p);
-  for (int f = 0; f < stencil_field_count(p.equation); ++f) e->upload(f, random_field(p.points(), 7 + unsigned(f)));
+  for (int f = 0; f < stencil_field_count(p.equation); ++f)
+    e->upload(f, test::random_fp32_field(p.points(), 7 + unsigned(f), 0.25, 0.75));
   return e;
 }
 

@@ -15,20 +15,16 @@
 #include <tuple>
 #include <vector>
 
+#include "base/compensated_sum.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
 #include "layouts/particles.hpp"
 #include "sim/bench.hpp"
+#include "gpu_test.hpp"
 
 namespace tiersim {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                           \
-  do {                                                               \
-    const DeviceInfo d_ = query_device();                            \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
-  } while (0)
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -105,20 +101,10 @@ double rel_error(const std::vector<Vec3<double>>& got, const std::vector<Vec3<do
 
 bool all_finite(const Vec3<double>& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
-// Neumaier's compensated sum: a plain running sum of the n^2/2 terms of a potential is itself
-// off by ~1.1e-16 sqrt(terms), 1e-13 at n = 1000, as much as the fp64 tolerance.
-struct CompensatedSum {
-  double s = 0, c = 0;
-  void add(double x) {
-    const double t = s + x;
-    c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
-    s = t;
-  }
-  double value() const { return s + c; }
-};
-
 // W = -G sum_{i<j} m_i m_j / sqrt(r_ij^2 + eps2) in double with gravity.hpp's pair_potential
-// (the self term left out, as the engines do), compensated; the same whatever the thread count.
+// (the self term left out, as the engines do), compensated (a plain running sum of the n^2/2 terms
+// is itself off by ~1.1e-16 sqrt(terms), 1e-13 at n = 1000, as much as the fp64 tolerance); the
+// same whatever the thread count.
 double reference_potential(const Bodies& b, double eps2, double G) {
   const int n = int(b.size());
   std::vector<double> row(b.size(), 0.0);

@@ -15,28 +15,14 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "layouts/grid.hpp"
+#include "gpu_test.hpp"
 
 using namespace tiersim;
+using namespace tiersim::test;
 
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                           \
-  do {                                                               \
-    const DeviceInfo d_ = query_device();                            \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
-  } while (0)
-
-// Random values representable in fp32, so both backends start from the same numbers.
-std::vector<double> random_field(std::int64_t n, unsigned seed, double lo, double hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = double(float(d(rng)));
-  return v;
-}
 
 double rel_error(const std::vector<double>& got, const std::vector<double>& ref, std::size_t* nan_count) {
   double e2 = 0, r2 = 0;
@@ -74,9 +60,7 @@ void init_pair(StencilEngine& gpu, StencilEngine& cpu, const StencilProblem& p, 
   for (int f = 0; f < nf; ++f) gpu.upload(f, nan);
   gpu.step(dt);
   for (int f = 0; f < nf; ++f) {
-    const auto v = p.equation == Equation::GrayScott
-                       ? random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
-                       : random_field(p.points(), seed + f, 0.5, 1.5);
+    const auto v = random_initial_field(p, f, seed);
     gpu.upload(f, v);
     cpu.upload(f, v);
   }
@@ -214,8 +198,9 @@ TEST(StencilGpu, PacedClustersTurnDownWhereTheTilesAcrossAreOdd) {
   const std::string kernel = recs.back().kernel;
   EXPECT_LT(rel_error(gpu->download(0), cpu->download(0), &nans), 1e-5) << kernel;
   EXPECT_EQ(nans, 0u) << kernel;
-  if (query_device().cc_major >= 9 && !std::getenv("TIERSIM_STENCIL_SHAPE"))
+  if (query_device().cc_major >= 9 && !std::getenv("TIERSIM_STENCIL_SHAPE")) {
     EXPECT_NE(kernel.find("_c1x2"), std::string::npos) << kernel << ": not paced down";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Radii, StencilGpuWholeTiles, ::testing::Values(1, 2, 3, 4),
@@ -452,7 +437,7 @@ TEST(StencilGpu, QueuedReductionsAreThoseOfTheMomentTheyWereQueued) {
       const StencilProblem p = problem(eq, 2, 37, 50, 29);
       auto gpu = make_stencil_cuda(strategy(Backend::Cuda, pr, Tiling::Shared, CoeffSpace::Constant), p);
       const int fields = stencil_field_count(eq);
-      for (int f = 0; f < fields; ++f) gpu->upload(f, random_field(p.points(), 90 + unsigned(f), 0.2, 1.0));
+      for (int f = 0; f < fields; ++f) gpu->upload(f, random_fp32_field(p.points(), 90 + unsigned(f), 0.2, 1.0));
       const bool wave = eq == Equation::Wave;
       const double dt = 1e-4;
       std::vector<FieldStats> then;
@@ -492,7 +477,7 @@ TEST(StencilGpu, StatisticsCountNonFiniteValuesAndTheFirstIndex) {
         for (int f = 0; f < stencil_field_count(eq); ++f) {
           const std::string what = std::string(name(eq)) + " field " + std::to_string(f) + " " + name(pr) + " " +
                                    std::to_string(n) + " points";
-          std::vector<double> v = random_field(n, 70 + unsigned(f), -1.0, 1.0);
+          std::vector<double> v = random_fp32_field(n, 70 + unsigned(f), -1.0, 1.0);
           gpu->upload(f, v);
           const FieldStats clean = gpu->stats(f);
           EXPECT_EQ(clean.non_finite, 0) << what;
@@ -538,7 +523,7 @@ TEST(StencilGpu, FixedHalosAreFilledOnceAndAfterAnUpload) {
     p.boundary = bc;
     p.boundary_value = 0.7;
     auto gpu = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32, Tiling::Shared, CoeffSpace::Constant), p);
-    const std::vector<double> v = random_field(p.points(), 5, 0.5, 1.5);
+    const std::vector<double> v = random_fp32_field(p.points(), 5, 0.5, 1.5);
     gpu->upload(0, v);
     const double dt = stable_dt(p, 0.5);
     for (int s = 0; s < 10; ++s) gpu->step(dt);
@@ -583,9 +568,7 @@ TEST(StencilGpu, SplitInteriorAndZFaceLaunchesMatchTheWholeGridBitForBit) {
             for (int f = 0; f < nf; ++f) whole->upload(f, nan), parts->upload(f, nan);
             whole->step(dt), parts->step(dt);
             for (int f = 0; f < nf; ++f) {
-              const auto v = eq == Equation::GrayScott
-                                 ? random_field(p.points(), 40 + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5)
-                                 : random_field(p.points(), 40 + f, 0.5, 1.5);
+              const auto v = random_initial_field(p, f, 40);
               whole->upload(f, v), parts->upload(f, v);
             }
             for (int step = 0; step < 7; ++step) whole->step(dt), parts->step(dt);

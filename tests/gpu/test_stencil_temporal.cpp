@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "base/env.hpp"
-#include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
+#include "gpu_test.hpp"
 
 #if TIERSIM_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -43,6 +43,7 @@
 #endif
 
 using namespace tiersim;
+using namespace tiersim::test;
 
 namespace {
 
@@ -51,28 +52,6 @@ namespace {
 TEST(StencilTemporal, NeedsCuda) { GTEST_SKIP() << "built without CUDA: no temporally blocked kernels"; }
 
 #else
-
-#define SKIP_WITHOUT_GPU()                                           \
-  do {                                                               \
-    const DeviceInfo d_ = query_device();                            \
-    if (!d_.usable) GTEST_SKIP() << "no usable GPU: " << d_.why_not; \
-  } while (0)
-
-// Random values representable in fp32 (both precisions and both backends start from the same
-// numbers), never zero.
-std::vector<double> random_field(std::int64_t n, unsigned seed, double lo, double hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(lo, hi);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = double(float(d(rng)));
-  return v;
-}
-
-std::vector<double> initial_field(const StencilProblem& p, int f, unsigned seed) {
-  if (p.equation == Equation::GrayScott)
-    return random_field(p.points(), seed + f, f == 0 ? 0.4 : 0.1, f == 0 ? 1.0 : 0.5);
-  return random_field(p.points(), seed + f, 0.5, 1.5);
-}
 
 StencilProblem problem(Equation eq, int R, int nx, int ny, int nz, Boundary bc) {
   StencilProblem p;
@@ -350,7 +329,7 @@ void run_hundred_steps(Equation eq, int R, Boundary bc) {
       auto eng = make_stencil_cuda(strategy(Backend::Cuda, pr), p);
       TemporalStencil<T> tmp(p, dt);
       for (int f = 0; f < tmp.fields(); ++f) {
-        const std::vector<double> v = initial_field(p, f, 17 + unsigned(R));
+        const std::vector<double> v = random_initial_field(p, f, 17 + unsigned(R));
         eng->upload(f, v);
         tmp.upload(f, v);
       }
@@ -386,7 +365,7 @@ void run_each_level(Equation eq, int R, Boundary bc) {
   auto eng = make_stencil_cuda(strategy(Backend::Cuda, pr), p);
   std::vector<std::vector<double> > init;
   for (int f = 0; f < stencil_field_count(eq); ++f) {
-    init.push_back(initial_field(p, f, 5 + unsigned(R)));
+    init.push_back(random_initial_field(p, f, 5 + unsigned(R)));
     eng->upload(f, init.back());
   }
   for (int T_ = 1; T_ <= tmax; ++T_) {
@@ -427,7 +406,7 @@ void run_z_ranges(Equation eq, int R, Boundary bc) {
     const int d = T_ * R;
     TemporalStencil<T> whole(p, dt), split(p, dt);
     for (int f = 0; f < whole.fields(); ++f) {
-      const std::vector<double> v = initial_field(p, f, 41 + unsigned(R));
+      const std::vector<double> v = random_initial_field(p, f, 41 + unsigned(R));
       whole.upload(f, v);
       split.upload(f, v);
     }
@@ -474,7 +453,7 @@ void run_vs_cpu(Equation eq, int R, Boundary bc) {
   auto cpu = make_stencil_cpu(strategy(Backend::Cpu, Precision::Fp64), p);
   TemporalStencil<T> tmp(p, dt);
   for (int f = 0; f < tmp.fields(); ++f) {
-    const std::vector<double> v = initial_field(p, f, 29);
+    const std::vector<double> v = random_initial_field(p, f, 29);
     cpu->upload(f, v);
     tmp.upload(f, v);
   }
@@ -520,7 +499,7 @@ TEST(StencilTemporalShapes, EveryShapeMatchesTheEngine) {
         auto eng = make_stencil_cuda(strategy(Backend::Cuda, fp64 ? Precision::Fp64 : Precision::Fp32), p);
         TemporalStencil<T> tmp(p, dt);
         for (int f = 0; f < tmp.fields(); ++f) {
-          const std::vector<double> v = initial_field(p, f, 3);
+          const std::vector<double> v = random_initial_field(p, f, 3);
           eng->upload(f, v);
           tmp.upload(f, v);
         }
@@ -563,7 +542,7 @@ TEST(StencilTemporalShapes, ManyTilesAndChunksMatchTheEngine) {
           auto eng = make_stencil_cuda(strategy(Backend::Cuda, Precision::Fp32), p);
           TemporalStencil<float> tmp(p, dt);
           for (int f = 0; f < tmp.fields(); ++f) {
-            const std::vector<double> v = initial_field(p, f, 11);
+            const std::vector<double> v = random_initial_field(p, f, 11);
             eng->upload(f, v);
             tmp.upload(f, v);
           }
@@ -584,7 +563,7 @@ TEST(StencilTemporalDriver, FillsTheCostModel) {
   SKIP_WITHOUT_GPU();
   const StencilProblem p = problem(Equation::Heat, 1, 200, 100, 50, Boundary::Periodic);
   TemporalStencil<float> tmp(p, stable_dt(p, 0.5));
-  tmp.upload(0, initial_field(p, 0, 1));
+  tmp.upload(0, random_initial_field(p, 0, 1));
   cuda::TemporalOptions one_chunk;
   one_chunk.z_chunk = p.nz;  // the re-read planes of many short chunks would dominate this small grid
   // 3 steps: the default shape (fp32, R = 1: 16 x 2 fusing at most 3), named without its shape.
@@ -614,7 +593,7 @@ TEST(StencilTemporalDriver, FillsTheCostModel) {
   {
     const StencilProblem q = problem(Equation::Heat, 1, 150, 100, 50, Boundary::Periodic);
     TemporalStencil<float> nar(q, stable_dt(q, 0.5));
-    nar.upload(0, initial_field(q, 0, 1));
+    nar.upload(0, random_initial_field(q, 0, 1));
     cuda::TemporalOptions o = one_chunk;
     nar.pass(3, o);
     const double banded = nar.record().bytes_modelled;
@@ -644,7 +623,7 @@ TEST(StencilTemporalDriver, RefusesWhatItCannotDo) {
   SKIP_WITHOUT_GPU();
   const StencilProblem p = problem(Equation::Heat, 2, 40, 30, 20, Boundary::Periodic);
   TemporalStencil<float> tmp(p, stable_dt(p, 0.5));
-  tmp.upload(0, initial_field(p, 0, 1));
+  tmp.upload(0, random_initial_field(p, 0, 1));
   // More steps than any shape fuses (a pass takes the first shape that fuses those asked for).
   const int tmax = cuda::temporal_max_steps(Equation::Heat, 2, false);
   ASSERT_EQ(tmax, 3);  // the 12 x 2 shape; the default 16 x 2 fuses 2

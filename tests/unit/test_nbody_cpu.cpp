@@ -10,6 +10,7 @@
 #include <random>
 #include <tuple>
 
+#include "base/compensated_sum.hpp"
 #include "kernels/kernel_timing.hpp"
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
@@ -329,16 +330,13 @@ TEST_P(NbodyCpuPrecisions, DiagnosticsAreRecordedLikeEveryKernel) {
 // The n^2/2 terms are summed with Neumaier's compensation: a plain running sum of the 1.2e6 terms
 // at n = 1531 is itself off by ~u sqrt(terms) ~ 1e-13, as much as the tolerance below.
 double reference_potential(const Bodies& b, double G, double eps) {
-  double w = 0, c = 0;
+  CompensatedSum w;
   for (std::size_t i = 0; i < b.size(); ++i)
     for (std::size_t j = i + 1; j < b.size(); ++j) {
       const Vec3<double> d = b.pos[j] - b.pos[i];
-      const double x = -b.mass[i] * b.mass[j] / std::sqrt(dot(d, d) + eps * eps);
-      const double t = w + x;
-      c += std::fabs(w) >= std::fabs(x) ? (w - t) + x : (x - t) + w;
-      w = t;
+      w.add(-b.mass[i] * b.mass[j] / std::sqrt(dot(d, d) + eps * eps));
     }
-  return G * (w + c);
+  return G * w.value();
 }
 
 // Tolerances, relative to |W|. fp64: each term is within a few units of 1.1e-16, each body's
