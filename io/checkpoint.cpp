@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "io/hdf5_library.hpp"
+#include "io/observable_series.hpp"
 #include "io/safe_files.hpp"
 #include "io/state_parts.hpp"
 #include "base/error.hpp"
@@ -74,13 +75,7 @@ void write_into(hid_t file, const Checkpoint& c, const std::string& path, const 
   h5.numeric_attr<std::int64_t>(root, "last_snapshot_step", H5T_STD_I64LE, H5T_NATIVE_INT64, {r.last_snapshot_step});
   h5.numeric_attr<std::uint64_t>(root, "telemetry_bytes", H5T_STD_U64LE, H5T_NATIVE_UINT64, {r.telemetry_bytes});
   h5.numeric_attr<std::uint64_t>(root, "telemetry_fnv1a", H5T_STD_U64LE, H5T_NATIVE_UINT64, {r.telemetry_fnv1a});
-  Hdf5Handle obs = h5.make_group(file, "observables");
-  for (const auto& [name, series] : r.observables_since_snapshot) {
-    Hdf5Handle g = h5.make_group(obs, name);
-    h5.write_checked(g, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, series.step);
-    h5.write_checked(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, series.time);
-    h5.write_checked(g, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, series.value);
-  }
+  write_observable_series(h5, file, r.observables_since_snapshot);
 }
 
 }  // namespace
@@ -165,18 +160,7 @@ Checkpoint read_checkpoint(const std::string& dir, bool arrays) {
     r.last_snapshot_step = h5.read_scalar_attr<std::int64_t>(root, "last_snapshot_step", H5T_NATIVE_INT64);
     r.telemetry_bytes = h5.read_scalar_attr<std::uint64_t>(root, "telemetry_bytes", H5T_NATIVE_UINT64);
     r.telemetry_fnv1a = h5.read_scalar_attr<std::uint64_t>(root, "telemetry_fnv1a", H5T_NATIVE_UINT64);
-    Hdf5Handle obs = h5.group(file, "observables");
-    for (const std::string& name : link_names(obs)) {
-      Hdf5Handle g = h5.group(obs, name);
-      const std::uint64_t max = file_bytes / sizeof(double);
-      ObservableSeries s;
-      s.step = h5.read_array<std::int64_t>(g, "/observables/" + name + "/step", H5T_NATIVE_INT64, max);
-      s.time = h5.read_array<double>(g, "/observables/" + name + "/time", H5T_NATIVE_DOUBLE, max);
-      s.value = h5.read_array<double>(g, "/observables/" + name + "/value", H5T_NATIVE_DOUBLE, max);
-      if (s.time.size() != s.step.size() || s.value.size() != s.step.size())
-        throw Error(path + ": /observables/" + name + ": step, time and value disagree");
-      r.observables_since_snapshot[name] = std::move(s);
-    }
+    r.observables_since_snapshot = read_observable_series(h5, file, path, file_bytes / sizeof(double));
   }
   return c;
 }

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/observable_series.hpp"
 #include "io/safe_files.hpp"
 #include "io/snapshot_index.hpp"
 #include "io/state_parts.hpp"
@@ -74,15 +75,7 @@ void StepFileWriter::close(const StepFileRecord& record) {
     if (record.info)
       for (const char* name : kParameterNames) h5.string_attr(params, name, parameter(*record.info, name));
     h5.string_attr(params, "precision", record.double_precision ? "fp64" : "fp32");
-    if (!record.observables.empty()) {
-      Hdf5Handle og = h5.make_group(file_, "observables");
-      for (const auto& [name, s] : record.observables) {
-        Hdf5Handle g = h5.make_group(og, name);
-        h5.write_checked(g, "step", H5T_STD_I64LE, H5T_NATIVE_INT64, s.step);
-        h5.write_checked(g, "time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, s.time);
-        h5.write_checked(g, "value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, s.value);
-      }
-    }
+    if (!record.observables.empty()) write_observable_series(h5, file_, record.observables);
   });
   // The flush says why (the close's own flush would fail the same way); the file is closed
   // either way, since one left open would be closed again at exit.
@@ -343,23 +336,12 @@ StepFileContents read_step_file(const std::string& path, std::int64_t step, bool
   }
   if (!c.particles && c.fields.empty()) throw Error(path + ": holds neither particles nor fields");
   if (h5.exists(f, "/observables")) {
-    Hdf5Handle og = h5.group(f, "/observables");
-    const std::uint64_t max = file_bytes / sizeof(double);
-    for (const std::string& name : link_names(og)) {
-      const std::string where = "/observables/" + name;
-      Hdf5Handle g = h5.group(og, name);
-      ObservableSeries s;
-      s.step = h5.read_array<std::int64_t>(g, where + "/step", H5T_NATIVE_INT64, max);
-      s.time = h5.read_array<double>(g, where + "/time", H5T_NATIVE_DOUBLE, max);
-      s.value = h5.read_array<double>(g, where + "/value", H5T_NATIVE_DOUBLE, max);
-      if (s.time.size() != s.step.size() || s.value.size() != s.step.size())
-        throw Error(path + ": " + where + ": step, time and value disagree");
+    c.observables = read_observable_series(h5, f, path, file_bytes / sizeof(double));
+    for (const auto& [name, s] : c.observables)
       for (std::size_t i = 0; i < s.step.size(); ++i)
         if (s.step[i] <= (i ? s.step[i - 1] : c.previous_step) || s.step[i] > step)
-          throw Error(path + ": " + where + ": step " + std::to_string(s.step[i]) +
+          throw Error(path + ": /observables/" + name + ": step " + std::to_string(s.step[i]) +
                       " is not after the one before it and at most " + std::to_string(step));
-      c.observables[name] = std::move(s);
-    }
   }
   return c;
 }

@@ -343,6 +343,52 @@ TEST(Checkpoint, UnreadableArrayIsNamed) {
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
 }
 
+// The restart record's observables (computed since the last snapshot) come back series for
+// series; a series whose value array is shorter than its steps is refused with one line naming
+// the file and the series.
+TEST(Checkpoint, ObservablesSinceTheSnapshotRoundTripAndDisagreeingArraysAreRefused) {
+  const fs::path dir = fresh_dir("observables");
+  Checkpoint c = sample_checkpoint(10);
+  c.record.present = true;
+  c.record.last_snapshot_step = 30;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (const char* name : {"energy", "momentum_x"}) {
+    ObservableSeries& s = c.record.observables_since_snapshot[name];
+    for (std::int64_t step = 31; step <= 40; step += 3)
+      s.step.push_back(step), s.time.push_back(0.01 * double(step)), s.value.push_back(u(rng));
+  }
+  write_checkpoint(dir.string(), c);
+  const Checkpoint back = read_checkpoint(dir.string());
+  ASSERT_TRUE(back.record.present);
+  EXPECT_EQ(back.record.last_snapshot_step, 30);
+  ASSERT_EQ(back.record.observables_since_snapshot.size(), 2u);
+  for (const auto& [name, s] : c.record.observables_since_snapshot) {
+    const ObservableSeries& b = back.record.observables_since_snapshot.at(name);
+    EXPECT_EQ(b.step, s.step) << name;
+    EXPECT_EQ(b.time, s.time) << name;
+    EXPECT_EQ(b.value, s.value) << name;
+  }
+
+  const fs::path file = dir / "checkpoint.h5";
+  {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    ASSERT_GE(H5Ldelete(f, "/observables/energy/value", H5P_DEFAULT), 0);
+    const hsize_t n = 1;
+    const double one = 1.0;
+    const hid_t sp = H5Screate_simple(1, &n, nullptr);
+    const hid_t d =
+        H5Dcreate2(f, "/observables/energy/value", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &one), 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+  }
+  const std::string m = read_error(dir);
+  EXPECT_EQ(m, file.string() + ": /observables/energy: step, time and value disagree") << m;
+}
+
 // ---- telemetry.csv ------------------------------------------------------------------------------
 
 namespace {
