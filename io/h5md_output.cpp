@@ -68,6 +68,18 @@ void H5mdOutput::write_particles_parts(std::int64_t step, double time, const Par
 }
 
 template <class W>
+void H5mdOutput::write_into_step(std::int64_t step, double time, W&& write) {
+  if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
+  try {
+    write();
+  } catch (...) {
+    drop_open_step();
+    throw;
+  }
+  open_time_ = time;
+}
+
+template <class W>
 void H5mdOutput::write_particles_with(std::int64_t step, double time, std::uint64_t n, double box_edge, W&& write) {
   const bool first = index_.particle_rows.empty();
   if (first) index_.n_particles = n;
@@ -77,14 +89,7 @@ void H5mdOutput::write_particles_with(std::int64_t step, double time, std::uint6
   if (!first && step <= index_.particle_rows.back().step)
     throw Error(h5_path_ + ": particles: step " + std::to_string(step) + " written after step " +
                 std::to_string(index_.particle_rows.back().step));
-  if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
-  try {
-    write(first);
-  } catch (...) {
-    drop_open_step();
-    throw;
-  }
-  open_time_ = time;
+  write_into_step(step, time, [&] { write(first); });
   index_.particle_rows.push_back({step, time, box_edge});
   dirty_ = true;
 }
@@ -124,14 +129,7 @@ void H5mdOutput::write_field_with(std::int64_t step, double time, const std::str
       throw Error(h5_path_ + ": field " + name + ": step " + std::to_string(step) + " written after step " +
                   std::to_string(f->rows.back().first));
   }
-  if (steps_.open_step() >= 0 && steps_.open_step() != step) close_step();
-  try {
-    write(name);
-  } catch (...) {
-    drop_open_step();
-    throw;
-  }
-  open_time_ = time;
+  write_into_step(step, time, [&] { write(name); });
   if (!f) {
     index_.fields.push_back({name, g, dp, {}});
     f = &index_.fields.back();

@@ -84,6 +84,10 @@ class H5mdOutput final : public OutputFormat {
   // Writes the open step's record (its time, the snapshot before it, the run's parameters, the
   // observables since) and publishes it.
   void close_step();
+  // `write()` into the step file of `step` (the one open before, if another, closed first); if it
+  // throws, the step is dropped, unpublished.
+  template <class W>
+  void write_into_step(std::int64_t step, double time, W&& write);
 
   std::string dir_, h5_path_, xmf_path_;
   bool xdmf_;

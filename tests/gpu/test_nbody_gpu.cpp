@@ -230,6 +230,15 @@ const std::vector<Layout> kLayouts = all_layouts();
 
 // ---- forces: every tiling x layout x precision x N ----------------------------------------
 using ForceParam = std::tuple<Tiling, Layout, Precision, int>;
+const auto kForceParams =
+    ::testing::Combine(::testing::Values(Tiling::None, Tiling::Shared), ::testing::ValuesIn(kLayouts),
+                       ::testing::Values(Precision::Fp32, Precision::Fp64), ::testing::Values(1, 31, 1000, 65537));
+std::string force_param_name(const ::testing::TestParamInfo<ForceParam>& info) {
+  std::ostringstream s;
+  s << name(std::get<0>(info.param)) << "_" << name(std::get<1>(info.param)) << "_" << name(std::get<2>(info.param))
+    << "_n" << std::get<3>(info.param);
+  return s.str();
+}
 class NbodyForcesGpu : public ::testing::TestWithParam<ForceParam> {};
 
 void check_forces(const Strategy& s, int n, const NbodyTuning& tuning, double softening) {
@@ -292,17 +301,7 @@ TEST_P(NbodyForcesGpu, MatchesFloat64Reference) {
   check_forces(strategy(layout, precision, tiling), n, NbodyTuning{}, 0.05);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyForcesGpu,
-                         ::testing::Combine(::testing::Values(Tiling::None, Tiling::Shared),
-                                            ::testing::ValuesIn(kLayouts),
-                                            ::testing::Values(Precision::Fp32, Precision::Fp64),
-                                            ::testing::Values(1, 31, 1000, 65537)),
-                         [](const ::testing::TestParamInfo<ForceParam>& info) {
-                           std::ostringstream s;
-                           s << name(std::get<0>(info.param)) << "_" << name(std::get<1>(info.param)) << "_"
-                             << name(std::get<2>(info.param)) << "_n" << std::get<3>(info.param);
-                           return s.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyForcesGpu, kForceParams, force_param_name);
 
 // ---- the potential beside the forces: every tiling x layout x precision x N ------------------
 // (N = 1000 and 65537 run as 16 and 513 groups of bodies, even and odd, tile_share's two cases.)
@@ -314,17 +313,7 @@ TEST_P(NbodyPotentialGpu, MatchesFloat64ReferenceAndLeavesTheForcesAlone) {
   check_potential(strategy(layout, precision, tiling), n, NbodyTuning{}, 0.05);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyPotentialGpu,
-                         ::testing::Combine(::testing::Values(Tiling::None, Tiling::Shared),
-                                            ::testing::ValuesIn(kLayouts),
-                                            ::testing::Values(Precision::Fp32, Precision::Fp64),
-                                            ::testing::Values(1, 31, 1000, 65537)),
-                         [](const ::testing::TestParamInfo<ForceParam>& info) {
-                           std::ostringstream s;
-                           s << name(std::get<0>(info.param)) << "_" << name(std::get<1>(info.param)) << "_"
-                             << name(std::get<2>(info.param)) << "_n" << std::get<3>(info.param);
-                           return s.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(AllVariants, NbodyPotentialGpu, kForceParams, force_param_name);
 
 // Every compiled bodies-per-thread and a spread of block sizes, at sizes that are not
 // multiples of anything. For the potential, 1531 bodies in groups of block x K make 1 to 48

@@ -14,8 +14,10 @@
 #include "sim/case.hpp"
 #include "sim/model.hpp"
 #include "sim/stencil_initial.hpp"
+#include "field_modes.hpp"
 
 using namespace tiersim;
+using tiersim::test::checkerboard;
 
 namespace {
 
@@ -101,16 +103,6 @@ std::vector<double> model_field(Model& m, int f, std::int64_t points) {
   const std::vector<double>& v = st.arrays[std::size_t(f)].second;
   if (std::int64_t(v.size()) != points) throw Error("model field " + std::to_string(f) + " has the wrong size");
   return v;
-}
-
-// Mean of (-1)^(i+j+k) u: the amplitude of the grid's finest (checkerboard) mode, the one an
-// explicit scheme amplifies first above its limit.
-double checkerboard(const std::vector<double>& u, int nx, int ny, int nz) {
-  double s = 0;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) s += ((i + j + k) % 2 ? -1 : 1) * u[(std::size_t(k) * ny + j) * nx + i];
-  return std::fabs(s) / double(std::size_t(nx) * ny * nz);
 }
 
 double rms_deviation(const std::vector<double>& u) {

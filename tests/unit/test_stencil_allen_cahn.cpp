@@ -13,9 +13,11 @@
 #include "kernels/stencil_engine.hpp"
 #include "sim/case.hpp"
 #include "sim/model.hpp"
+#include "field_modes.hpp"
 
 using namespace tiersim;
 using equations::AllenCahn;
+using tiersim::test::checkerboard;
 
 namespace {
 
@@ -41,15 +43,6 @@ double exact_uniform(double u0, double t) {
 
 // The model's field 0 (interior, x fastest), through its restart state.
 std::vector<double> model_field(Model& m) { return m.save_state().arrays.at(0).second; }
-
-// Mean of (-1)^(i+j+k) u: the checkerboard mode's amplitude.
-double checkerboard(const std::vector<double>& u, int nx, int ny, int nz) {
-  double s = 0;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) s += ((i + j + k) % 2 ? -1 : 1) * u[(std::size_t(k) * ny + j) * nx + i];
-  return std::fabs(s) / double(std::size_t(nx) * ny * nz);
-}
 
 std::string slab_case(int nx, int R, double eps, double dt, int steps) {
   char b[640];
