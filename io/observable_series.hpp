@@ -1,7 +1,8 @@
 // The observables a step file or a checkpoint carries beside the state: one group a series,
 //   /observables/<name>/{step[T], time[T], value[T]}
 // each array checksummed (Hdf5Calls::write_checked). snapshots.h5's index holds the same layout
-// for the whole run (io/snapshot_index.hpp).
+// for the whole run, written plainly like the rest of the index, which is rewritten whole at every
+// commit (io/snapshot_index.hpp).
 #pragma once
 
 #include <hdf5.h>

@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "layouts/grid.hpp"
 #include "gpu_test.hpp"

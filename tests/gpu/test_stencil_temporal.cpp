@@ -24,13 +24,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "base/env.hpp"
+#include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "gpu_test.hpp"
 
