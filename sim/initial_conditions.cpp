@@ -7,41 +7,12 @@
 
 #include "base/error.hpp"
 #include "base/vec.hpp"
-#include "sim/bench_inputs.hpp"
+#include "sim/counter_random.hpp"
 
 namespace tiersim {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-// Which random stream a population of bodies draws from, so that two populations of one case
-// (the clusters of a collision, a galaxy's bulge and disk) are independent.
-enum Stream : std::uint64_t { kPlummerStream = 1, kSecondClusterStream, kUniformStream, kBulgeStream, kDiskStream };
-
-// The random numbers of one body: draw k of body i of a stream is splitmix of a key made from
-// (seed, stream, i), plus k. A body's values depend on nothing else, so bodies are made in any
-// order, on any number of threads, with the same result. Rejection sampling takes as many draws
-// as a body needs.
-class BodyRandom {
- public:
-  BodyRandom(std::uint64_t seed, Stream stream, std::uint64_t body)
-      : key_(splitmix(splitmix(splitmix(seed) ^ stream) ^ body)) {}
-  // Uniform in (0, 1): never 0 (log and negative powers stay finite) and never 1.
-  double uniform() { return (double(splitmix(key_ + k_++) >> 11) + 0.5) * 0x1.0p-53; }
-  // Standard normal (Box-Muller; the second value of each pair is not kept).
-  double gaussian() {
-    const double r = std::sqrt(-2.0 * std::log(uniform()));
-    return r * std::cos(2 * kPi * uniform());
-  }
-  // Uniform on the unit sphere.
-  Vec3<double> direction() {
-    const double z = 2 * uniform() - 1, p = 2 * kPi * uniform(), s = std::sqrt(1 - z * z);
-    return {s * std::cos(p), s * std::sin(p), z};
-  }
-
- private:
-  std::uint64_t key_, k_ = 0;
-};
 
 // Loops over bodies run on the OpenMP threads; each body is written by one iteration only.
 // Sums over bodies go through chunk_sums: fixed chunks summed in order, then the chunk sums in
@@ -88,10 +59,11 @@ MassMoments mass_moments(const Bodies& b, std::size_t from, std::size_t to) {
 
 // Plummer bodies in Henon units (G = M = 1, E = -1/4, scale length a = 3 pi / 16) into
 // [from, from + n), body i drawing from stream `stream` as its number i - from.
-void make_plummer_bodies(Bodies& b, std::size_t from, int n, double mass_each, std::uint64_t seed, Stream stream) {
+void make_plummer_bodies(Bodies& b, std::size_t from, int n, double mass_each, std::uint64_t seed,
+                         RandomStream stream) {
   const double a = 3 * kPi / 16;
   for_each_body(from, from + std::size_t(n), [&](std::size_t i) {
-    BodyRandom rng(seed, stream, i - from);
+    CounterRandom rng(seed, stream, i - from);
     double r;
     do {  // cumulative mass X = r^3 / (1 + r^2)^(3/2); truncate the far tail (X < 0.999)
       const double x = rng.uniform();
@@ -148,7 +120,7 @@ Bodies make_uniform_sphere(int n, double total_mass, double radius, std::uint64_
   Bodies b;
   b.resize(std::size_t(n));
   for_each_body(0, b.size(), [&](std::size_t i) {
-    BodyRandom rng(seed, kUniformStream, i);
+    CounterRandom rng(seed, kUniformStream, i);
     Vec3<double> p;
     do {  // a point of the cube [-1, 1]^3 until it falls in the unit ball
       p = {2 * rng.uniform() - 1, 2 * rng.uniform() - 1, 2 * rng.uniform() - 1};
@@ -227,7 +199,7 @@ Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, doubl
     return bulge + disk_mass;
   };
   for_each_body(disk, end, [&](std::size_t i) {
-    BodyRandom rng(seed, kDiskStream, i - disk);
+    CounterRandom rng(seed, kDiskStream, i - disk);
     double r;
     do {  // surface density ~ exp(-r/rd): r = rd * Gamma(2) sample, truncated at 2 radii
       r = -rd * std::log(rng.uniform() * rng.uniform());

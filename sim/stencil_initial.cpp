@@ -3,11 +3,14 @@
 #include "sim/stencil_initial.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <type_traits>
+#include <vector>
+
+#include "sim/counter_random.hpp"
 
 namespace tiersim {
 namespace {
@@ -147,27 +150,39 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
 }
 
 // Gray-Scott: the unreacted (U, V) = (1, 0) with seed cubes of (0.5, 0.25), or noise everywhere;
-// uniform noise on both, clamped to [0, 1].
+// uniform noise on both, clamped to [0, 1]. Every point draws its own numbers (item: its index in
+// the whole grid), each cube its corner, so a slab is made alone and in parallel.
 InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double) {
   const StencilProblem& p = g.p;
-  HostArray<double> u(std::size_t(p.points()), 1.0), v(std::size_t(p.points()), 0.0);
-  std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
-  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  const auto seed = std::uint64_t(c.get_int("run.seed"));
   const double noise = c.get_float("gray_scott.noise");
-  if (c.get_string("gray_scott.seed") == "cubes") {
-    const int e = int(c.get_int("gray_scott.seed_size"));
-    for (std::int64_t s = 0; s < c.get_int("gray_scott.seed_count"); ++s) {
-      const int x0 = int(uni(rng) * p.nx), y0 = int(uni(rng) * p.ny), z0 = int(uni(rng) * p.nz);
-      for (int k = z0; k < std::min(p.nz, z0 + e); ++k)
-        for (int j = y0; j < std::min(p.ny, y0 + e); ++j)
-          for (int i = x0; i < std::min(p.nx, x0 + e); ++i) u[g.at(i, j, k)] = 0.5, v[g.at(i, j, k)] = 0.25;
-    }
-  } else {
-    for (std::size_t q = 0; q < v.size(); ++q) v[q] = 0.25 * uni(rng), u[q] = 1 - 2 * v[q];
+  const bool cubes = c.get_string("gray_scott.seed") == "cubes";
+  const int e = cubes ? int(c.get_int("gray_scott.seed_size")) : 0;
+  std::vector<std::array<int, 3>> corners;
+  for (std::int64_t s = 0; cubes && s < c.get_int("gray_scott.seed_count"); ++s) {
+    CounterRandom r(seed, kGrayScottCubeStream, std::uint64_t(s));
+    const int x0 = int(r.uniform() * p.nx), y0 = int(r.uniform() * p.ny), z0 = int(r.uniform() * p.nz);
+    corners.push_back({x0, y0, z0});
   }
-  for (std::size_t q = 0; q < u.size(); ++q) {
-    u[q] = std::clamp(u[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
-    v[q] = std::clamp(v[q] + noise * (uni(rng) - 0.5), 0.0, 1.0);
+  const Grid whole = g.whole();
+  HostArray<double> u(g.points()), v(g.points());
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < g.nk; ++k) {
+    const int gk = g.k0 + k;
+    std::vector<std::array<int, 3>> here;  // the cubes through this plane
+    for (const auto& corner : corners)
+      if (gk >= corner[2] && gk < corner[2] + e) here.push_back(corner);
+    for (int j = 0; j < p.ny; ++j)
+      for (int i = 0; i < p.nx; ++i) {
+        CounterRandom r(seed, kGrayScottStream, whole.at(i, j, gk));
+        double uq = 1.0, vq = 0.0;
+        if (!cubes) vq = 0.25 * r.uniform(), uq = 1 - 2 * vq;
+        for (const auto& [x0, y0, z0] : here)
+          if (i >= x0 && i < x0 + e && j >= y0 && j < y0 + e) uq = 0.5, vq = 0.25;
+        const std::size_t q = g.at(i, j, k);
+        u[q] = std::clamp(uq + noise * (r.uniform() - 0.5), 0.0, 1.0);
+        v[q] = std::clamp(vq + noise * (r.uniform() - 0.5), 0.0, 1.0);
+      }
   }
   return two(std::move(u), std::move(v));
 }
@@ -177,7 +192,9 @@ InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double)
 // or a slab of u = 1 between two planar interfaces at
 // x = L/4 and 3L/4, u = tanh((x - L/4) / w) - tanh((x - 3L/4) / w) - 1, w = sqrt(2) eps: each
 // interface the stationary profile (the other's tail is 2 exp(-L / (2 w)) at most, 4e-8 at
-// L = 1, eps = 0.02).
+// L = 1, eps = 0.02). The noise of a point is its own draw (item: its index in the grid); the
+// mean is the whole grid's, every plane drawn again and summed (plane sums added in plane order),
+// so a slab is made alone and holds the whole grid's values.
 InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double) {
   const StencilProblem& p = g.p;
   if (c.get_string("allen_cahn.initial") == "slab") {
@@ -185,30 +202,36 @@ InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double)
     return one(g.sample(
         [&](double x, double, double) { return std::tanh((x - L / 4) / w) - std::tanh((x - 3 * L / 4) / w) - 1; }));
   }
-  std::mt19937_64 rng(std::uint64_t(c.get_int("run.seed")));
-  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  const auto seed = std::uint64_t(c.get_int("run.seed"));
   const double a = c.get_float("allen_cahn.noise");
-  HostArray<double> u(std::size_t(p.points()));
+  const Grid whole = g.whole();
+  auto value = [&](int i, int j, int k) {
+    CounterRandom r(seed, kAllenCahnStream, whole.at(i, j, k));
+    return a * (2 * r.uniform() - 1);
+  };
+  std::vector<double> sums(std::size_t(p.nz), 0.0);
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < p.nz; ++k) {
+    double sum = 0;
+    for (int j = 0; j < p.ny; ++j)
+      for (int i = 0; i < p.nx; ++i) sum += value(i, j, k);
+    sums[std::size_t(k)] = sum;
+  }
   double mean = 0;
-  for (auto& x : u) x = a * uni(rng), mean += x;
-  mean /= double(u.size());
-  for (auto& x : u) x -= mean;
+  for (const double sum : sums) mean += sum;
+  mean /= double(whole.points());
+  HostArray<double> u(g.points());
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < g.nk; ++k)
+    for (int j = 0; j < p.ny; ++j)
+      for (int i = 0; i < p.nx; ++i) u[g.at(i, j, k)] = value(i, j, g.k0 + k) - mean;
   return one(std::move(u));
 }
 
 }  // namespace
 
 bool initial_state_needs_whole_grid(const Case& c, Equation equation) {
-  switch (equation) {
-    case Equation::Wave:
-      return c.get_string("wave.initial") == "pulse";
-    case Equation::GrayScott:
-      return true;
-    case Equation::AllenCahn:
-      return c.get_string("allen_cahn.initial") != "slab";
-    default:
-      return false;
-  }
+  return equation == Equation::Wave && c.get_string("wave.initial") == "pulse";
 }
 
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0, int nz) {

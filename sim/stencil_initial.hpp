@@ -25,13 +25,14 @@ struct InitialState {
 
 // The state at t = 0 of the case's equation on p's grid, planes [z0, z0 + nz) of it (a rank's
 // slab; nz < 0: the whole grid), the same values as the whole grid's there. Where each point is a
-// function of its coordinates only those planes are made (start-up and memory grow with the
-// slab, not the grid); random values and the wave pulse's u(-dt) are made on the whole grid and
-// cut. dt: the run's time step (a second-order scheme needs u(-dt)).
+// function of its coordinates or of its own random draws (sim/counter_random.hpp) only those
+// planes are made (start-up and memory grow with the slab, not the grid); the wave pulse's
+// u(-dt), a Laplacian, is made on the whole grid and cut. dt: the run's time step (a
+// second-order scheme needs u(-dt)).
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0 = 0, int nz = -1);
 
-// Whether initial_state makes the whole grid even for a slab (random values drawn in order, the
-// wave pulse's Laplacian): what a rank's host memory must hold at start-up.
+// Whether initial_state makes the whole grid even for a slab (the wave pulse's Laplacian): what
+// a rank's host memory must hold at start-up.
 bool initial_state_needs_whole_grid(const Case& c, Equation equation);
 
 }  // namespace tiersim

@@ -1,0 +1,50 @@
+// Counter-based random numbers for the initial conditions: draw k of item i (a body, a grid point)
+// of a stream is splitmix of a key made from (seed, stream, i), plus k. An item's values depend on
+// nothing else, so items are made in any order, on any number of threads or ranks, with the same
+// values. Rejection sampling takes as many draws as an item needs.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "base/vec.hpp"
+#include "sim/bench_inputs.hpp"
+
+namespace tiersim {
+
+// The streams, one per population a case draws (the clusters of a collision, a galaxy's bulge and
+// disk, a grid's noise and its seed cubes), so that two populations of one case are independent.
+enum RandomStream : std::uint64_t {
+  kPlummerStream = 1,
+  kSecondClusterStream,
+  kUniformStream,
+  kBulgeStream,
+  kDiskStream,
+  kGrayScottStream,
+  kGrayScottCubeStream,
+  kAllenCahnStream
+};
+
+class CounterRandom {
+ public:
+  CounterRandom(std::uint64_t seed, RandomStream stream, std::uint64_t item)
+      : key_(splitmix(splitmix(splitmix(seed) ^ stream) ^ item)) {}
+  // Uniform in (0, 1): never 0 (log and negative powers stay finite) and never 1.
+  double uniform() { return (double(splitmix(key_ + k_++) >> 11) + 0.5) * 0x1.0p-53; }
+  // Standard normal (Box-Muller; the second value of each pair is not kept).
+  double gaussian() {
+    const double r = std::sqrt(-2.0 * std::log(uniform()));
+    return r * std::cos(2 * kPi * uniform());
+  }
+  // Uniform on the unit sphere.
+  Vec3<double> direction() {
+    const double z = 2 * uniform() - 1, p = 2 * kPi * uniform(), s = std::sqrt(1 - z * z);
+    return {s * std::cos(p), s * std::sin(p), z};
+  }
+
+ private:
+  static constexpr double kPi = 3.14159265358979323846;
+  std::uint64_t key_, k_ = 0;
+};
+
+}  // namespace tiersim
