@@ -39,7 +39,6 @@
 #include <vector>
 
 #include "base/comm.hpp"
-#include "base/host_array.hpp"
 #include "kernels/cuda/staging.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -53,6 +52,7 @@
 #include "kernels/halo_exchange.hpp"
 #include "kernels/l2_window.hpp"
 #include "kernels/stencil_engine.hpp"
+#include "layouts/grid.hpp"
 
 namespace tiersim {
 namespace {
@@ -159,16 +159,8 @@ class StencilCuda final : public StencilEngine {
   void upload(int field, const double* v, std::size_t n) override {
     check_field(field, n);
     // The grid whole (zeros in the halos and padding), made by the OpenMP threads from first touch on.
-    HostArray<T> host(spec_.elements());
-    const std::size_t plane = std::size_t(spec_.plane());
-    const long long planes = (long long)(host.size() / plane);
-#pragma omp parallel for schedule(static)
-    for (long long q = 0; q < planes; ++q) std::fill_n(host.data() + q * plane, plane, T(0));
-    const GridView<T> hv = spec_.view(host.data());
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < p_.nz; ++k)
-      for (int j = 0; j < p_.ny; ++j)
-        for (int i = 0; i < p_.nx; ++i) hv(i, j, k) = T(v[(std::size_t(k) * p_.ny + j) * p_.nx + i]);
+    const HostGrid<T> host(p_.nx, p_.ny, p_.nz, p_.radius);
+    host.set_interior(v);
     // The kernels prepared by now: the state's first copy, and all that follows it (the run's
     // figures of the copy bandwidth among them), shares the device with nothing else.
     wait_prepared();
@@ -180,14 +172,11 @@ class StencilCuda final : public StencilEngine {
 
   std::vector<double> download(int field) override {
     check_field(field, std::size_t(p_.points()));
-    std::vector<T> host(spec_.elements());
+    const HostGrid<T> host(p_.nx, p_.ny, p_.nz, p_.radius);
     TIERSIM_CUDA_CHECK(cudaMemcpy(host.data(), grid_base(cur_[field]), spec_.bytes(), cudaMemcpyDeviceToHost),
                        "stencil field download");
-    const GridView<T> hv = spec_.view(host.data());
     std::vector<double> v(std::size_t(p_.points()));
-    for (int k = 0; k < p_.nz; ++k)
-      for (int j = 0; j < p_.ny; ++j)
-        for (int i = 0; i < p_.nx; ++i) v[(std::size_t(k) * p_.ny + j) * p_.nx + i] = double(hv(i, j, k));
+    host.get_interior(v.data());
     return v;
   }
 
