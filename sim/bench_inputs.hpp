@@ -5,15 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace tiersim {
+#include "sim/counter_random.hpp"
 
-// SplitMix64: value number i of a stream, independent of the order of evaluation.
-inline std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+namespace tiersim {
 
 // Uniform in [0, 1) from index i.
 inline double unit_random(std::uint64_t i) { return double(splitmix(i) >> 11) * 0x1.0p-53; }

@@ -1,16 +1,23 @@
-// Counter-based random numbers for the initial conditions: draw k of item i (a body, a grid point)
-// of a stream is splitmix of a key made from (seed, stream, i), plus k. An item's values depend on
-// nothing else, so items are made in any order, on any number of threads or ranks, with the same
-// values. Rejection sampling takes as many draws as an item needs.
+// Counter-based random numbers for the initial conditions and the benchmarks' inputs: draw k of item i (a body, a grid
+// point) of a stream is splitmix of a key made from (seed, stream, i), plus k. An item's values depend on nothing else,
+// so items are made in any order, on any number of threads or ranks, with the same values. Rejection sampling takes as
+// many draws as an item needs.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
 #include "base/vec.hpp"
-#include "sim/bench_inputs.hpp"
 
 namespace tiersim {
+
+// SplitMix64: value number i of a stream, independent of the order of evaluation.
+inline std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 // The streams, one per population a case draws (the clusters of a collision, a galaxy's bulge and
 // disk, a grid's noise and its seed cubes), so that two populations of one case are independent.

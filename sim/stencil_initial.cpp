@@ -193,8 +193,8 @@ InitialState initial(equations::GrayScott, const Case& c, const Grid& g, double)
 // x = L/4 and 3L/4, u = tanh((x - L/4) / w) - tanh((x - 3L/4) / w) - 1, w = sqrt(2) eps: each
 // interface the stationary profile (the other's tail is 2 exp(-L / (2 w)) at most, 4e-8 at
 // L = 1, eps = 0.02). The noise of a point is its own draw (item: its index in the grid); the
-// mean is the whole grid's, every plane drawn again and summed (plane sums added in plane order),
-// so a slab is made alone and holds the whole grid's values.
+// mean is the whole grid's: every plane is drawn and summed (plane sums added in plane order), the
+// slab's planes kept, so a slab is made alone and holds the whole grid's values.
 InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double) {
   const StencilProblem& p = g.p;
   if (c.get_string("allen_cahn.initial") == "slab") {
@@ -205,26 +205,27 @@ InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double)
   const auto seed = std::uint64_t(c.get_int("run.seed"));
   const double a = c.get_float("allen_cahn.noise");
   const Grid whole = g.whole();
-  auto value = [&](int i, int j, int k) {
-    CounterRandom r(seed, kAllenCahnStream, whole.at(i, j, k));
-    return a * (2 * r.uniform() - 1);
-  };
+  HostArray<double> u(g.points());
   std::vector<double> sums(std::size_t(p.nz), 0.0);
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < p.nz; ++k) {
+    const bool mine = k >= g.k0 && k < g.k0 + g.nk;
     double sum = 0;
     for (int j = 0; j < p.ny; ++j)
-      for (int i = 0; i < p.nx; ++i) sum += value(i, j, k);
+      for (int i = 0; i < p.nx; ++i) {
+        CounterRandom r(seed, kAllenCahnStream, whole.at(i, j, k));
+        const double x = a * (2 * r.uniform() - 1);
+        if (mine) u[g.at(i, j, k - g.k0)] = x;
+        sum += x;
+      }
     sums[std::size_t(k)] = sum;
   }
   double mean = 0;
   for (const double sum : sums) mean += sum;
   mean /= double(whole.points());
-  HostArray<double> u(g.points());
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k < g.nk; ++k)
-    for (int j = 0; j < p.ny; ++j)
-      for (int i = 0; i < p.nx; ++i) u[g.at(i, j, k)] = value(i, j, g.k0 + k) - mean;
+  const long long n = (long long)u.size();
+#pragma omp parallel for schedule(static)
+  for (long long q = 0; q < n; ++q) u[std::size_t(q)] -= mean;
   return one(std::move(u));
 }
 
