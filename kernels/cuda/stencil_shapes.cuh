@@ -64,12 +64,20 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // fp32, 64 x 32 in fp64), P = 2, in paced pairs (H200: the wave 94-97% of copy at
     // R = 1..4 in fp32, against 75-80% for the register-prefetch kernel; the wave fp64 at R = 4 on
     // the H100 90.8%, against 83.5% for 8 x 2, P = 4, which had been ahead while this one spilled
-    // for the x halo's stores, kXImagesBuilt). Heat fp64 at R = 1: the
+    // for the x halo's stores, kXImagesBuilt). Heat and Allen-Cahn fp64 at R = 1: the
     // register-prefetch kernel (8 x 1 held to 64 registers: 4 blocks an SM, 3 at 68 registers ran
-    // 37% slower). Before Hopper: the cp.async ring of the same shape.
+    // 37% slower), but heat on the H200: the bulk-copy ring of 8 x 4 with P = 4, its copies 5
+    // planes ahead (at P = 2, 3 it ran 1-3% slower than the register prefetch). Before Hopper: the
+    // cp.async ring of the same shape.
     if constexpr (R == 1 && !Eq::kPreviousLevel) {
-      // Whole step, no fill (sweep of d5e1175): H200 85.0%, 4 x 2: 83.7%; H100 90.6%, 8 x 1: 72.6%.
-      if (deep_memory(l.l2_bytes)) return launch_prefetch<T, R, Eq, CONST, 8, 2, 1, 4>(l, s);
+      // Whole step, no fill: H200 (commit 23cd90e, three runs) the ring of P = 4 85.3-86.5%
+      // (0.6424-0.6440 ms), the register prefetch 84.5-85.1% (0.6502-0.6505; 4 x 2: 83.7%); H100
+      // 90.6% (4 x 2; 8 x 1: 72.6%).
+      if (deep_memory(l.l2_bytes)) {
+        if constexpr (std::is_same_v<Eq, equations::Heat>)
+          if (l.cc_major >= 9) return launch_ring<T, R, Eq, CONST, 8, 4, 4, 0, true>(l, s, kPairX, kPairY);
+        return launch_prefetch<T, R, Eq, CONST, 8, 2, 1, 4>(l, s);
+      }
       return launch_prefetch<T, R, Eq, CONST, 4, 2, 2>(l, s);
     } else if (l.cc_major < 9) {
       return launch_ring<T, R, Eq, CONST, 8, 2, 4>(l, s);

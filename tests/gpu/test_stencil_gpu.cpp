@@ -338,6 +338,10 @@ TEST(StencilGpu, MultiStepRunMatchesTheCpuBackend) {
         // fp64, and z extents of fewer than 2R planes (a plane is the image of planes at both ends).
         Run{Equation::Heat, 3, 40, Boundary::Periodic, Precision::Fp64},
         Run{Equation::Wave, 4, 40, Boundary::Periodic, Precision::Fp64},
+        // Heat fp64 at R = 1 on whole tiles (the H200's bulk-copy ring in paced pairs; the register
+        // prefetch elsewhere), both boundaries.
+        Run{Equation::Heat, 1, 60, Boundary::Periodic, Precision::Fp64, 40, 128, 64},
+        Run{Equation::Heat, 1, 60, Boundary::Fixed, Precision::Fp64, 40, 128, 64},
         Run{Equation::Heat, 4, 20, Boundary::Periodic, Precision::Fp32, 5},
         Run{Equation::Wave, 1, 20, Boundary::Periodic, Precision::Fp64, 1},
         // Rows of whole 32-byte sectors: the updates write a whole sector of x halo at each end.
