@@ -70,7 +70,7 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
     // planes ahead (at P = 2, 3 it ran 1-3% slower than the register prefetch). Before Hopper: the
     // cp.async ring of the same shape.
     if constexpr (R == 1 && !Eq::kPreviousLevel) {
-      // Whole step, no fill: H200 (commit 23cd90e, three runs) the ring of P = 4 85.3-86.5%
+      // Whole step, no fill: H200 (a build of 23cd90e, three runs) the ring of P = 4 85.3-86.5%
       // (0.6424-0.6440 ms), the register prefetch 84.5-85.1% (0.6502-0.6505; 4 x 2: 83.7%); H100
       // 90.6% (4 x 2; 8 x 1: 72.6%).
       if (deep_memory(l.l2_bytes)) {
