@@ -260,7 +260,8 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
       // The bulk-copy ring reads the x ends wrapped too (StencilLaunch::xwraps; not the wave's at
       // R = 4 nor in fp64 at R = 3, nor Gray-Scott's at R = 4) where rows are whole vectors of at
       // least its x halo: the fill then writes the y faces alone, and nothing where the ring reads
-      // the y ends wrapped as well (heat's shapes, columns of whole threads' rows: 4 here).
+      // the y ends wrapped as well (heat's shapes, columns of whole threads' rows: 4 here; not heat
+      // fp64 at R = 4 where the memory is deep, whose ring of P = 3 leaves no room for the row blocks).
       const int vw = r.pr == Precision::Fp64 ? 2 : 4, xv = (r.R + vw - 1) / vw * vw;
       const bool not_built = (r.eq == Equation::Wave && (r.R == 4 || (r.R == 3 && r.pr == Precision::Fp64))) ||
                              (r.eq == Equation::GrayScott && r.R == 4);
@@ -291,7 +292,9 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
         EXPECT_EQ(fills.size(), wraps ? 1u : std::size_t(r.steps)) << update;
         fills.erase(fills.begin());
       }
-      if ((xwraps && r.eq == Equation::Heat && r.ny % 4 == 0) || (yreads && wraps)) {
+      const bool ring_yreads = xwraps && r.eq == Equation::Heat && r.ny % 4 == 0 &&
+                               !(r.pr == Precision::Fp64 && r.R == 4 && deep_memory(query_device().l2_bytes));
+      if (ring_yreads || (yreads && wraps)) {
         EXPECT_TRUE(fills.empty()) << update << ": a fill ran";
       } else if (!xwraps && !yreads) {
         EXPECT_FALSE(fills.empty()) << update;
