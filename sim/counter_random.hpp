@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 
 #include "base/vec.hpp"
 
@@ -41,16 +42,15 @@ class CounterRandom {
   // Standard normal (Box-Muller; the second value of each pair is not kept).
   double gaussian() {
     const double r = std::sqrt(-2.0 * std::log(uniform()));
-    return r * std::cos(2 * kPi * uniform());
+    return r * std::cos(2 * std::numbers::pi * uniform());
   }
   // Uniform on the unit sphere.
   Vec3<double> direction() {
-    const double z = 2 * uniform() - 1, p = 2 * kPi * uniform(), s = std::sqrt(1 - z * z);
+    const double z = 2 * uniform() - 1, p = 2 * std::numbers::pi * uniform(), s = std::sqrt(1 - z * z);
     return {s * std::cos(p), s * std::sin(p), z};
   }
 
  private:
-  static constexpr double kPi = 3.14159265358979323846;
   std::uint64_t key_, k_ = 0;
 };
 

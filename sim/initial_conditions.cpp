@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <vector>
 
 #include "base/error.hpp"
@@ -11,8 +12,6 @@
 
 namespace tiersim {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // Loops over bodies run on the OpenMP threads; each body is written by one iteration only.
 // Sums over bodies go through chunk_sums: fixed chunks summed in order, then the chunk sums in
@@ -61,7 +60,7 @@ MassMoments mass_moments(const Bodies& b, std::size_t from, std::size_t to) {
 // [from, from + n), body i drawing from stream `stream` as its number i - from.
 void make_plummer_bodies(Bodies& b, std::size_t from, int n, double mass_each, std::uint64_t seed,
                          RandomStream stream) {
-  const double a = 3 * kPi / 16;
+  const double a = 3 * std::numbers::pi / 16;
   for_each_body(from, from + std::size_t(n), [&](std::size_t i) {
     CounterRandom rng(seed, stream, i - from);
     double r;
@@ -158,7 +157,7 @@ Bodies make_collision(int n, double total_mass, double radius, double G, double 
 }
 
 double kepler_semi_major_axis(double total_mass, double G, double period) {
-  return std::cbrt(G * total_mass * std::pow(period / (2 * kPi), 2));
+  return std::cbrt(G * total_mass * std::pow(period / (2 * std::numbers::pi), 2));
 }
 
 Bodies make_kepler_binary(double total_mass, double G, double period, double e, double mass_ratio) {
@@ -192,7 +191,7 @@ Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, doubl
     scale(b, 0, disk, bulge_radius, std::sqrt(G * mb / bulge_radius));
   }
   const double rd = radius / 4;  // exponential scale length
-  const double a_bulge = bulge_radius * 3 * kPi / 16;
+  const double a_bulge = bulge_radius * 3 * std::numbers::pi / 16;
   auto enclosed = [&](double r) {
     const double bulge = mb * r * r * r / std::pow(r * r + a_bulge * a_bulge, 1.5);
     const double disk_mass = md * (1 - (1 + r / rd) * std::exp(-r / rd));
@@ -204,7 +203,7 @@ Bodies make_disk_galaxy(int n, double total_mass, double radius, double G, doubl
     do {  // surface density ~ exp(-r/rd): r = rd * Gamma(2) sample, truncated at 2 radii
       r = -rd * std::log(rng.uniform() * rng.uniform());
     } while (r > 2 * radius);
-    const double phi = 2 * kPi * rng.uniform();
+    const double phi = 2 * std::numbers::pi * rng.uniform();
     const double z = thickness * radius * rng.gaussian();
     const double r_soft = std::sqrt(r * r + softening * softening);
     const double vc = std::sqrt(G * enclosed(r) * r * r / (r_soft * r_soft * r_soft));

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,8 +15,6 @@
 
 namespace tiersim {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // The grid the fields are sampled on: point i of axis a sits at i * h[a]. Planes [k0, k0 + nk)
 // of it are sampled (a rank's slab; all of them by default); at() is x fastest, then y, then z.
@@ -140,7 +139,8 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
   }
   // Standing: sin(kx x) sin(ky y) sin(kz z) cos(w t): u(0) and u(-dt) exactly.
   const double m = double(c.get_int("wave.mode"));
-  const double kx = 2 * kPi * m / g.extent(0), ky = 2 * kPi * m / g.extent(1), kz = 2 * kPi * m / g.extent(2);
+  const double k = 2 * std::numbers::pi * m;  // (2 pi m) / L per axis
+  const double kx = k / g.extent(0), ky = k / g.extent(1), kz = k / g.extent(2);
   const double w = speed * std::sqrt(kx * kx + ky * ky + kz * kz);
   auto mode_shape = [&](double x, double y, double z) {
     return std::sin(kx * x) * std::sin(ky * y) * std::sin(kz * z);
