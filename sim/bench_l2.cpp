@@ -19,6 +19,7 @@
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_inputs.hpp"
+#include "sim/cli_checks.hpp"
 #include "base/strategy.hpp"
 
 namespace tiersim {
@@ -250,8 +251,15 @@ void run_bench_l2(const BenchL2Options& o) {
 void register_bench_l2(CLI::App& bench) {
   auto o = std::make_shared<BenchL2Options>();
   CLI::App* sub = bench.add_subcommand("l2", "L2 persistence window off vs on over problem sizes (stencils, N-body)");
-  sub->add_option("--equations", o->equations, equation_choices(", "))->delimiter(',')->capture_default_str();
-  sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")->delimiter(',')->capture_default_str();
+  // Every value checked here, so that a bad one is refused before the device is set up.
+  sub->add_option("--equations", o->equations, equation_choices(", "))
+      ->delimiter(',')
+      ->check(CLI::IsMember(equation_names()))
+      ->capture_default_str();
+  sub->add_option("--sizes", o->sizes, "grid points per axis (cubic grids)")
+      ->delimiter(',')
+      ->check(at_least(1))
+      ->capture_default_str();
   sub->add_option("--stencil-window", o->windows,
                   "auto (wave: fixed, else output), pair, output, output-half, fixed, each optionally with -normal "
                   "(misses as normal lines, not streaming): where the stencil window goes")
@@ -264,26 +272,34 @@ void register_bench_l2(CLI::App& bench) {
       ->delimiter(',')
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
-  sub->add_option("--radius", o->radius, "stencil radius 1..4")->capture_default_str();
+  sub->add_option("--radius", o->radius, "stencil radius 1..4")->check(CLI::Range(1, 4))->capture_default_str();
   sub->add_option("--boundary", o->boundary, "periodic (halos filled every step) or fixed (filled once)")
       ->check(CLI::IsMember({"periodic", "fixed"}))
       ->capture_default_str();
-  sub->add_option("--tiling", o->tiling, "none, shared")->capture_default_str();
-  sub->add_option("--coeffs", o->coeffs, "constant, global")->capture_default_str();
-  sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
+  sub->add_option("--tiling", o->tiling, flag_choices<Tiling>(", "))
+      ->check(CLI::IsMember(flag_names<Tiling>(kStencil)))
+      ->capture_default_str();
+  sub->add_option("--coeffs", o->coeffs, flag_choices<CoeffSpace>(", "))
+      ->check(CLI::IsMember(flag_names<CoeffSpace>()))
+      ->capture_default_str();
+  sub->add_option("--precision", o->precision, flag_choices<Precision>(", "))
+      ->check(CLI::IsMember(flag_names<Precision>()))
+      ->capture_default_str();
   sub->add_option("--nbody-sizes", o->nbody_sizes, "body counts for the N-body rows ('' or 0: none)")
       ->delimiter(',')
+      ->check(at_least(0))
       ->capture_default_str();
-  sub->add_option("--nbody-tilings", o->nbody_tilings, "none, shared")->delimiter(',')->capture_default_str();
+  sub->add_option("--nbody-tilings", o->nbody_tilings, "none, shared")
+      ->delimiter(',')
+      ->check(CLI::IsMember(flag_names<Tiling>(kNbody)))
+      ->capture_default_str();
   sub->add_option("--l2-persist-bytes", o->persist_bytes, "window/carve-out size (0: the hot set)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed steps per figure (median)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(at_least(1))->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed steps first")->check(at_least(0))->capture_default_str();
   sub->add_option("--nbody-reps", o->nbody_reps, "timed N-body steps per figure")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1))
       ->capture_default_str();
   sub->add_option("--csv", o->csv, "write the figures to this CSV file");
   sub->callback([o] { run_bench_l2(*o); });

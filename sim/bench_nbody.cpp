@@ -18,6 +18,7 @@
 #include "kernels/physics/gravity.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_inputs.hpp"
+#include "sim/cli_checks.hpp"
 #include "base/strategy.hpp"
 
 namespace tiersim {
@@ -197,25 +198,37 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
 void register_bench_nbody(CLI::App& bench) {
   auto o = std::make_shared<BenchNbodyOptions>();
   CLI::App* sub = bench.add_subcommand("nbody", "N-body force, kick and drift kernels on the GPU");
-  sub->add_option("--sizes", o->sizes, "body counts for the force kernels")->delimiter(',')->capture_default_str();
-  sub->add_option("--layouts", o->layouts, flag_choices<Layout>(", "))->delimiter(',')->capture_default_str();
+  // Every value checked here, so that a bad one is refused before the device is set up.
+  sub->add_option("--sizes", o->sizes, "body counts for the force kernels")
+      ->delimiter(',')
+      ->check(at_least(1))
+      ->capture_default_str();
+  sub->add_option("--layouts", o->layouts, flag_choices<Layout>(", "))
+      ->delimiter(',')
+      ->check(CLI::IsMember(flag_names<Layout>()))
+      ->capture_default_str();
   sub->add_option("--tilings", o->tilings, "none, shared")
       ->delimiter(',')
       ->check(CLI::IsMember(flag_names<Tiling>(kNbody)))
       ->capture_default_str();
-  sub->add_option("--precision", o->precisions, flag_choices<Precision>(", "))->delimiter(',')->capture_default_str();
+  sub->add_option("--precision", o->precisions, flag_choices<Precision>(", "))
+      ->delimiter(',')
+      ->check(CLI::IsMember(flag_names<Precision>()))
+      ->capture_default_str();
+  std::vector<std::string> fp64_choices = flag_names<Layout>();
+  fp64_choices.emplace_back("all");
   sub->add_option("--fp64-layouts", o->fp64_layouts, "layouts measured in fp64 ('all': as --layouts)")
       ->delimiter(',')
+      ->check(CLI::IsMember(fp64_choices))
       ->capture_default_str();
-  sub->add_option("--stream-size", o->stream_size, "N for kick/drift (0: skip)")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed launches per figure (median)")
-      ->check(CLI::PositiveNumber)
+  sub->add_option("--stream-size", o->stream_size, "N for kick/drift (0: skip)")
+      ->check(at_least(0))
       ->capture_default_str();
-  sub->add_option("--warmup", o->warmup, "untimed launches first")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  sub->add_option("--block", o->block, "force kernel block size (0: auto)")->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed launches per figure (median)")->check(at_least(1))->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed launches first")->check(at_least(0))->capture_default_str();
+  sub->add_option("--block", o->block, "force kernel block size (0: auto)")->check(at_least(0))->capture_default_str();
   sub->add_option("--bodies-per-thread", o->bodies_per_thread, "force kernel bodies per thread: 1,2,4,8 (0: auto)")
+      ->check(CLI::IsMember(std::vector<int>{0, 1, 2, 4, 8}))
       ->capture_default_str();
   sub->add_flag("--sweep", o->sweep, "also sweep block x bodies per thread at the largest size");
   sub->add_option("--csv", o->csv, "write the figures to this CSV file");

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_inputs.hpp"
+#include "sim/cli_checks.hpp"
 #include "base/strategy.hpp"
 #include "sim/model.hpp"
 
@@ -80,7 +82,12 @@ void run_bench_stencil(const BenchStencilOptions& o) {
     for (int a = 0; a < 3; ++a) p.h[a] = 1.0 / n;
     const int nf = stencil_field_count(p.equation);
     std::vector<std::vector<double>> init;
-    for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f), 0.5, 1.0));
+    try {
+      for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f), 0.5, 1.0));
+    } catch (const std::bad_alloc&) {
+      throw Error("bench stencil --sizes " + std::to_string(n) + ": the initial fields (" +
+                  format_bytes(double(p.points()) * nf * sizeof(double)) + ") do not fit in host memory");
+    }
     for (int R : o.radii) {
       p.radius = R;
       const double dt = 0.5 * stencil_dt_limit(p);
@@ -144,24 +151,47 @@ void run_bench_stencil(const BenchStencilOptions& o) {
 void register_bench_stencil(CLI::App& bench) {
   auto o = std::make_shared<BenchStencilOptions>();
   CLI::App* sub = bench.add_subcommand("stencil", "Stencil update kernels: tiling x coeffs x radius x size");
-  sub->add_option("--sizes", o->sizes, "points per axis (cubic grids)")->delimiter(',')->capture_default_str();
-  sub->add_option("--radii", o->radii, "stencil radii 1..4")->delimiter(',')->capture_default_str();
-  sub->add_option("--tilings", o->tilings, flag_choices<Tiling>(", "))->delimiter(',')->capture_default_str();
-  sub->add_option("--coeffs", o->coeffs, "constant, global")->delimiter(',')->capture_default_str();
-  sub->add_option("--equation", o->equation, equation_choices(", "))->capture_default_str();
-  sub->add_option("--precision", o->precision, "fp32, fp64")->capture_default_str();
-  sub->add_option("--backend", o->backend, "auto, cuda, cpu")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed steps per figure (median)")
-      ->check(CLI::PositiveNumber)
+  // Every value checked here, so that a bad one is refused before a device is set up (and on the
+  // CPU backend, which runs no tiling or coefficient space, instead of being ignored).
+  sub->add_option("--sizes", o->sizes, "points per axis (cubic grids)")
+      ->delimiter(',')
+      ->check(at_least(1))
       ->capture_default_str();
-  sub->add_option("--warmup", o->warmup, "untimed steps first")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--block-y", o->tuning.block_y, "CUDA threads per block along y (0: per radius)")
+  sub->add_option("--radii", o->radii, "stencil radii 1..4")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4))
       ->capture_default_str();
-  sub->add_option("--z-chunk", o->tuning.z_chunk, "z planes per block (0: auto)")->capture_default_str();
+  sub->add_option("--tilings", o->tilings, flag_choices<Tiling>(", "))
+      ->delimiter(',')
+      ->check(CLI::IsMember(flag_names<Tiling>(kStencil)))
+      ->capture_default_str();
+  sub->add_option("--coeffs", o->coeffs, flag_choices<CoeffSpace>(", "))
+      ->delimiter(',')
+      ->check(CLI::IsMember(flag_names<CoeffSpace>()))
+      ->capture_default_str();
+  sub->add_option("--equation", o->equation, equation_choices(", "))
+      ->check(CLI::IsMember(equation_names()))
+      ->capture_default_str();
+  sub->add_option("--precision", o->precision, flag_choices<Precision>(", "))
+      ->check(CLI::IsMember(flag_names<Precision>()))
+      ->capture_default_str();
+  sub->add_option("--backend", o->backend, flag_choices<Backend>(", "))
+      ->check(CLI::IsMember(flag_names<Backend>()))
+      ->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(at_least(1))->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed steps first")->check(at_least(0))->capture_default_str();
+  sub->add_option("--block-y", o->tuning.block_y,
+                  "shared tiling: threads per block along y (x is one warp), 8 or 16 (0: per radius)")
+      ->check(CLI::IsMember(std::vector<int>{0, 8, 16}))
+      ->capture_default_str();
+  sub->add_option("--z-chunk", o->tuning.z_chunk, "z planes per block (0: auto)")
+      ->check(at_least(0))
+      ->capture_default_str();
   sub->add_option("--temporal-steps", o->tuning.temporal_steps, "steps a temporal pass fuses (0: chosen)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   sub->add_option("--prefetch", o->tuning.prefetch, "shared tiling: planes loaded ahead, 2 or 4 (0: auto)")
+      ->check(CLI::IsMember(std::vector<int>{0, 2, 4}))
       ->capture_default_str();
   sub->add_option("--csv", o->csv, "write the figures to this CSV file");
   sub->callback([o] { run_bench_stencil(*o); });

@@ -13,6 +13,7 @@
 #include "base/printable.hpp"
 #include "base/strategy.hpp"
 #include "io/safe_files.hpp"
+#include "sim/cli_checks.hpp"
 #include "sim/output_dir.hpp"
 #include "sim/run.hpp"
 #include "sim/stop_signal.hpp"
@@ -302,8 +303,8 @@ void register_compare(CLI::App& app, CompareOptions& o) {
   c->add_option("--set", o.overrides, "override a case key for every combination (repeatable, one per --set)")
       ->take_all()
       ->allow_extra_args(false);
-  c->add_option("--steps", o.steps, "measured steps per combination")->check(CLI::PositiveNumber);
-  c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(CLI::NonNegativeNumber);
+  c->add_option("--steps", o.steps, "measured steps per combination")->check(at_least(1));
+  c->add_option("--warmup", o.warmup, "warm-up steps left out of the figures")->check(at_least(0));
   c->add_option("--out", o.out_dir, "output directory (default out/compare-<case>)")
       ->check(
           CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty path") : std::string(); }, "DIR"));

@@ -13,6 +13,7 @@
 #include "kernels/transport.hpp"
 #include "sim/bench.hpp"
 #include "sim/case.hpp"
+#include "sim/cli_checks.hpp"
 #include "sim/compare.hpp"
 #include "base/comm.hpp"
 #include "base/error.hpp"
@@ -146,14 +147,6 @@ int run_command_line(int argc, char** argv) {
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     return std::string("tiersim: error: ") + subcommand_error(a, e) + " (see --help)\n";
   });
-  // CLI::NonNegativeNumber's message spells out the largest double (300 digits).
-  const CLI::Validator non_negative(
-      [](std::string& s) {
-        long long v = 0;
-        if (!CLI::detail::lexical_cast(s, v)) return "'" + s + "' is not an integer";
-        return v < 0 ? "must be >= 0, not " + s : std::string();
-      },
-      "NONNEGATIVE");
 
   // run
   tiersim::RunOptions ro;
@@ -186,7 +179,7 @@ int run_command_line(int argc, char** argv) {
   run->add_option("--counters", ro.counters_every,
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
                   "(that step is replayed: its timings are left out of telemetry.csv)")
-      ->check(non_negative);
+      ->check(tiersim::at_least(0));
   run->add_flag("--remeasure-bandwidth", ro.remeasure_bandwidth,
                 "measure the device copy bandwidth and FMA throughput again (cached per device in ~/.cache/tiersim)");
   run->add_flag("--force", ro.force, "replace an existing output directory");

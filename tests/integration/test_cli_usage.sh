@@ -61,6 +61,21 @@ one_line_error() {
 one_line_error "tiersim: unknown subcommand 'frobnicate' (expected run, info, keys, compare, bench)" frobnicate
 one_line_error "tiersim bench: unknown subcommand 'frobnicate' (expected nbody, stencil, l2)" bench frobnicate
 one_line_error "tiersim: a subcommand is required (run, info, keys, compare, bench)"
+# The benchmarks check every value before they set up a device (and on the CPU backend, where
+# the tilings and coefficient spaces do not apply, instead of ignoring them): one line each.
+one_line_error "--sizes: must be >= 1, not 0" bench stencil --backend cpu --sizes 0
+one_line_error "--sizes: must be >= 1, not -2" bench stencil --backend cpu --sizes 16,-2
+one_line_error "--radii: Value 5 not in range 1 to 4" bench stencil --backend cpu --sizes 16 --radii 5
+one_line_error "--tilings: tiled not in {none,shared,temporal}" bench stencil --backend cpu --sizes 16 --tilings tiled
+one_line_error "--coeffs: shared not in {constant,global}" bench stencil --backend cpu --sizes 16 --coeffs shared
+one_line_error "--prefetch: 3 not in {0,2,4}" bench stencil --sizes 16 --prefetch 3
+one_line_error "--reps: must be >= 1, not 0" bench stencil --sizes 16 --reps 0
+one_line_error "--sizes: 'x' is not an integer" bench nbody --sizes x
+one_line_error "--layouts: zigzag not in {aos,soa,aosoa,float4}" bench nbody --layouts zigzag
+one_line_error "--bodies-per-thread: 3 not in {0,1,2,4,8}" bench nbody --bodies-per-thread 3
+one_line_error "--radius: Value 9 not in range 1 to 4" bench l2 --radius 9
+one_line_error "--nbody-tilings: temporal not in {none,shared}" bench l2 --nbody-tilings temporal
+one_line_error "--steps: must be >= 1, not 0" compare cases/heat.toml --steps 0
 # A collision needs two bodies: the message names the key and the value.
 one_line_error 'nbody.count: 1 is too few for nbody.ic = "collision"' run cases/collision.toml --backend cpu --set nbody.count=1 \
   --out "$WORK/f"
