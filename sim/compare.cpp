@@ -13,6 +13,7 @@
 #include "base/printable.hpp"
 #include "base/strategy.hpp"
 #include "io/safe_files.hpp"
+#include "sim/case.hpp"
 #include "sim/cli_checks.hpp"
 #include "sim/output_dir.hpp"
 #include "sim/run.hpp"
@@ -171,6 +172,10 @@ void remove_compare_output(const fs::path& dir) {
 
 int run_compare(const CompareOptions& o) {
   const auto combos = combinations(o);
+  // The case file and the --set overrides every combination shares: refused in one line before
+  // the output directory is made. (What fails for one combination alone, such as a grid too large
+  // for the device in fp64, is a row "not run".)
+  (void)Case::load(o.case_path, o.overrides);
   const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
   const RunLock lock = prepare_out_dir(dir, o.force, why_not_compare_output, remove_compare_output);
 

@@ -25,6 +25,12 @@ if "$TIERSIM" info | grep -q "GPU: none usable"; then
   echo "$out" | grep -q "not run: backend=cuda" || { echo "FAIL: the cuda combination was not reported"; echo "$out"; fail=1; }
   [ $rc -eq 0 ] || { echo "FAIL: one runnable combination should give exit 0"; fail=1; }
 fi
+# A case key wrong for every combination: one line, exit 1, and no output directory (not a
+# table of combinations that were not run).
+out=$("$TIERSIM" compare cases/heat.toml --backend cpu --set grid.n=0 --out "$WORK/bad" 2>&1); rc=$?
+if [ $rc -eq 1 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] && [[ "$out" == *"--set grid.n: 0 is out of range"* ]] &&
+  [ ! -e "$WORK/bad" ]; then echo "ok: a bad --set is refused in one line"
+else echo "FAIL: compare --set grid.n=0: rc=$rc, output dir $([ -e "$WORK/bad" ] && echo made || echo not made): $out"; fail=1; fi
 # --force replaces an earlier compare, but never a directory holding anything else.
 "$TIERSIM" compare cases/plummer.toml --backend cpu --layout aos --steps 2 --warmup 1 --set nbody.count=64 \
   --out "$WORK/c" --no-chart --force >/dev/null 2>&1 || { echo "FAIL: --force did not replace an earlier compare"; fail=1; }
