@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "kernels/nbody_engine.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
+#include "sim/bench_csv.hpp"
 #include "sim/bench_inputs.hpp"
 #include "sim/cli_checks.hpp"
 #include "base/strategy.hpp"
@@ -129,6 +129,9 @@ Measured measure_nbody(const Strategy& s, const Bodies& b, const BenchL2Options&
 }
 
 void run_bench_l2(const BenchL2Options& o) {
+  BenchCsv csv(o.csv,
+               "model,size,tiling,field_bytes,hot_bytes,window_bytes,carveout_bytes,hit_ratio,off_ms_step,on_ms_step,"
+               "speedup,off_ms_kernel,on_ms_kernel,l2_bytes,persisting_max,device\n");
   const DeviceInfo d = query_device();
   if (!d.usable) throw Error("bench l2 needs a GPU: " + d.why_not);
   const L2Support sup = l2_persistence_support();
@@ -150,13 +153,6 @@ void run_bench_l2(const BenchL2Options& o) {
   std::printf("%-22s %9s %8s %8s %8s %8s %6s %9s %9s %8s %9s %9s\n", "model", "size", "field MB", "hot MB", "window",
               "carve", "hit", "off ms", "on ms", "speedup", "off upd", "on upd");
 
-  std::ofstream csv;
-  if (!o.csv.empty()) {
-    csv.open(o.csv);
-    if (!csv) throw Error("bench l2: cannot write " + o.csv);
-    csv << "model,size,tiling,field_bytes,hot_bytes,window_bytes,carveout_bytes,hit_ratio,off_ms_step,on_ms_step,"
-           "speedup,off_ms_kernel,on_ms_kernel,l2_bytes,persisting_max,device\n";
-  }
   auto row = [&](const std::string& model, const std::string& size, const std::string& tiling, double field, double hot,
                  const Measured& off, const Measured& on) {
     const double sp = on.ms_step > 0 ? off.ms_step / on.ms_step : 0;
@@ -165,10 +161,10 @@ void run_bench_l2(const BenchL2Options& o) {
                 on.ms_step, sp, off.ms_update, on.ms_update);
     std::fflush(stdout);
     if (csv)
-      csv << model << "," << size << "," << tiling << "," << field << "," << hot << "," << on.window_bytes << ","
-          << on.carveout << "," << on.hit_ratio << "," << off.ms_step << "," << on.ms_step << "," << sp << ","
-          << off.ms_update << "," << on.ms_update << "," << d.l2_bytes << "," << d.persisting_l2_max << ",\"" << d.name
-          << "\"\n";
+      csv.rows() << model << "," << size << "," << tiling << "," << field << "," << hot << "," << on.window_bytes << ","
+                 << on.carveout << "," << on.hit_ratio << "," << off.ms_step << "," << on.ms_step << "," << sp << ","
+                 << off.ms_update << "," << on.ms_update << "," << d.l2_bytes << "," << d.persisting_l2_max << ",\""
+                 << d.name << "\"\n";
   };
 
   Strategy s;
@@ -222,7 +218,6 @@ void run_bench_l2(const BenchL2Options& o) {
           }
           row(label, std::to_string(n) + "^3", o.tiling, field, hot, off, on);
         }
-      if (csv) csv.flush();
     }
   }
   for (long long n : o.nbody_sizes) {
@@ -244,6 +239,7 @@ void run_bench_l2(const BenchL2Options& o) {
     }
   }
   std::printf("\n'upd' columns: the stencil update kernel alone, or the N-body force kernel alone (ms)\n");
+  csv.write();
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "kernels/nbody_engine.hpp"
 #include "kernels/physics/gravity.hpp"
 #include "sim/bench.hpp"
+#include "sim/bench_csv.hpp"
 #include "sim/bench_inputs.hpp"
 #include "sim/cli_checks.hpp"
 #include "base/strategy.hpp"
@@ -63,6 +63,9 @@ double median_ms(const std::vector<KernelRecord>& recs, std::size_t skip) {
 }
 
 void run_bench_nbody(const BenchNbodyOptions& o) {
+  BenchCsv csv(o.csv,
+               "device,kernel,precision,layout,tiling,n,block,bodies_per_thread,ms,interactions_per_s,gflops,"
+               "gbs_compulsory,pct_copy,gbs_modelled,copy_gbs\n");
   const DeviceInfo d = query_device();
   if (!d.usable) throw Error("bench nbody needs a GPU: " + d.why_not);
   std::printf("device: %s, %d SMs, compute capability %d.%d, %.0f MHz, L2 %s, driver %d, runtime %d\n", d.name.c_str(),
@@ -73,13 +76,6 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
               copy_gbs);
   std::printf("timing: CUDA events per launch, median of %d after %d warm-up\n\n", o.reps, o.warmup);
 
-  std::unique_ptr<std::ofstream> csv;
-  if (!o.csv.empty()) {
-    csv = std::make_unique<std::ofstream>(o.csv);
-    if (!*csv) throw Error("cannot write " + o.csv);
-    *csv << "device,kernel,precision,layout,tiling,n,block,bodies_per_thread,ms,interactions_per_s,gflops,"
-            "gbs_compulsory,pct_copy,gbs_modelled,copy_gbs\n";
-  }
   auto csv_row = [&](const std::string& kernel, const std::string& prec, const std::string& lay, const std::string& til,
                      long long n, const NbodyTuning& t, double ms, double ips, double gflops, double gbs, double pct,
                      double gbs_mod) {
@@ -88,7 +84,7 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
     std::snprintf(buf, sizeof buf, "\"%s\",%s,%s,%s,%s,%lld,%d,%d,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,%.6g\n", d.name.c_str(),
                   kernel.c_str(), prec.c_str(), lay.c_str(), til.c_str(), n, t.block, t.bodies_per_thread, ms, ips,
                   gflops, gbs, pct, gbs_mod, copy_gbs);
-    *csv << buf;
+    csv.rows() << buf;
   };
 
   NbodyParams params;
@@ -191,6 +187,7 @@ void run_bench_nbody(const BenchNbodyOptions& o) {
         }
       }
   }
+  csv.write();
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
@@ -19,6 +18,7 @@
 #include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
+#include "sim/bench_csv.hpp"
 #include "sim/bench_inputs.hpp"
 #include "sim/cli_checks.hpp"
 #include "base/strategy.hpp"
@@ -41,6 +41,9 @@ struct BenchStencilOptions {
 };
 
 void run_bench_stencil(const BenchStencilOptions& o) {
+  BenchCsv csv(o.csv,
+               "n,radius,tiling,coeffs,equation,precision,ms,gpoints_s,gbs,pct_copy,bytes_compulsory,bytes_modelled,"
+               "halo_ms,kernel,copy_gbs,step_pct_copy\n");
   Strategy s;
   s.backend = resolve_backend(parse_flag<Backend>(o.backend));
   s.precision = parse_flag<Precision>(o.precision);
@@ -65,15 +68,6 @@ void run_bench_stencil(const BenchStencilOptions& o) {
       "compulsory bytes: each field read once + written once; model: bytes the variant requests from L2/DRAM\n\n");
   std::printf("%5s %2s %-8s %-9s %9s %9s %9s %7s %10s %9s %9s %7s  %s\n", "n", "R", "tiling", "coeffs", "ms/step",
               "Gpts/s", "GB/s", "% copy", "model MB", "model/cmp", "halo ms", "step %", "kernel");
-
-  std::ofstream csv;
-  if (!o.csv.empty()) {
-    csv.open(o.csv);
-    if (!csv) throw Error("bench stencil: cannot write " + o.csv);
-    csv << "n,radius,tiling,coeffs,equation,precision,ms,gpoints_s,gbs,pct_copy,bytes_compulsory,bytes_modelled,halo_"
-           "ms,"
-           "kernel,copy_gbs,step_pct_copy\n";
-  }
 
   for (int n : o.sizes) {
     StencilProblem p;
@@ -137,13 +131,15 @@ void run_bench_stencil(const BenchStencilOptions& o) {
                       main.bytes_modelled / main.bytes_compulsory, th, step_pct, main.kernel.c_str());
           std::fflush(stdout);
           if (csv)
-            csv << n << "," << R << "," << ts << "," << cs << "," << o.equation << "," << o.precision << "," << t << ","
-                << gpts << "," << gbs << "," << pct << "," << main.bytes_compulsory << "," << main.bytes_modelled << ","
-                << th << "," << main.kernel << "," << copy_gbs << "," << step_pct << "\n";
+            csv.rows() << n << "," << R << "," << ts << "," << cs << "," << o.equation << "," << o.precision << "," << t
+                       << "," << gpts << "," << gbs << "," << pct << "," << main.bytes_compulsory << ","
+                       << main.bytes_modelled << "," << th << "," << main.kernel << "," << copy_gbs << "," << step_pct
+                       << "\n";
         }
     }
     (void)scalar;
   }
+  csv.write();
 }
 
 }  // namespace

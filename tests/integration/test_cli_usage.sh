@@ -76,6 +76,18 @@ one_line_error "--bodies-per-thread: 3 not in {0,1,2,4,8}" bench nbody --bodies-
 one_line_error "--radius: Value 9 not in range 1 to 4" bench l2 --radius 9
 one_line_error "--nbody-tilings: temporal not in {none,shared}" bench l2 --nbody-tilings temporal
 one_line_error "--steps: must be >= 1, not 0" compare cases/heat.toml --steps 0
+# bench --csv: a path that cannot be written is refused before anything runs; the file is written
+# whole at the end, never through a link, and not at all when the sweep stops on an error.
+one_line_error "$WORK/none/x.csv: cannot write the CSV file there" bench stencil --backend cpu --sizes 8 \
+  --csv "$WORK/none/x.csv"
+echo precious >"$WORK/precious.txt" && ln -sf "$WORK/precious.txt" "$WORK/link.csv"
+"$TIERSIM" bench stencil --backend cpu --sizes 8 --radii 1 --reps 1 --warmup 0 --csv "$WORK/link.csv" >/dev/null 2>&1
+if [ "$(cat "$WORK/precious.txt")" = precious ] && [ ! -L "$WORK/link.csv" ] && [ "$(grep -c '^8,1,' "$WORK/link.csv")" -eq 1 ]; then
+  echo "ok: bench --csv replaces a link at its path, never writes through it"
+else echo "FAIL: bench --csv and a link: target now '$(cat "$WORK/precious.txt")'"; ls -la "$WORK/link.csv"; fail=1; fi
+"$TIERSIM" bench stencil --backend cpu --sizes 8,100000 --radii 1 --reps 1 --warmup 0 --csv "$WORK/part.csv" >/dev/null 2>&1; rc=$?
+if [ $rc -ne 0 ] && [ ! -e "$WORK/part.csv" ] && [ ! -e "$WORK/part.csv.tmp" ]; then echo "ok: a bench that stops on an error writes no CSV"
+else echo "FAIL: a bench stopped by an error (rc=$rc) left $(ls "$WORK"/part.csv* 2>/dev/null)"; fail=1; fi
 # A collision needs two bodies: the message names the key and the value.
 one_line_error 'nbody.count: 1 is too few for nbody.ic = "collision"' run cases/collision.toml --backend cpu --set nbody.count=1 \
   --out "$WORK/f"
