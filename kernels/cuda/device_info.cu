@@ -3,6 +3,7 @@
 // peak every memory-bound kernel's GB/s is compared with, and the FMA throughput of a kernel
 // with independent FMA chains, the compute roof of the roofline.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -132,10 +133,18 @@ double cached_measurement(const std::string& what, bool remeasure, double (*meas
   }
   const double v = measure();
   if (!path.empty()) {
+    // Written under a name of this process's own and renamed over the cache: ranks measuring at
+    // once never read half of another's file, and a link at the cache's name is replaced.
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    std::ofstream f(path);
-    if (f) f << v << "\n";
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    bool written = false;
+    {
+      std::ofstream f(tmp);
+      written = f && (f << v << "\n") && f.flush();
+    }
+    if (written) std::filesystem::rename(tmp, path, ec);
+    if (!written || ec) std::filesystem::remove(tmp, ec);
   }
   return v;
 }
