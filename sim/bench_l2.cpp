@@ -283,7 +283,7 @@ void register_bench_l2(CLI::App& bench) {
       ->capture_default_str();
   sub->add_option("--nbody-sizes", o->nbody_sizes, "body counts for the N-body rows ('' or 0: none)")
       ->delimiter(',')
-      ->check(at_least(0))
+      ->check(at_least(0, true))
       ->capture_default_str();
   sub->add_option("--nbody-tilings", o->nbody_tilings, "none, shared")
       ->delimiter(',')

@@ -8,9 +8,12 @@
 
 namespace tiersim {
 
-inline CLI::Validator at_least(long long min) {
+// empty_is_none: '' passes (a list option given '' is empty: `bench l2 --nbody-sizes ''`); else
+// '' is refused, as CLI11 would take it as 0.
+inline CLI::Validator at_least(long long min, bool empty_is_none = false) {
   return CLI::Validator(
-      [min](std::string& s) {
+      [min, empty_is_none](std::string& s) {
+        if (s.empty() && empty_is_none) return std::string();
         long long v = 0;
         if (!CLI::detail::lexical_cast(s, v)) return "'" + s + "' is not an integer";
         return v < min ? "must be >= " + std::to_string(min) + ", not " + s : std::string();

@@ -70,6 +70,7 @@ one_line_error "--tilings: tiled not in {none,shared,temporal}" bench stencil --
 one_line_error "--coeffs: shared not in {constant,global}" bench stencil --backend cpu --sizes 16 --coeffs shared
 one_line_error "--prefetch: 3 not in {0,2,4}" bench stencil --sizes 16 --prefetch 3
 one_line_error "--reps: must be >= 1, not 0" bench stencil --sizes 16 --reps 0
+one_line_error "--reps: '' is not an integer" bench stencil --sizes 16 --reps ''
 one_line_error "--sizes: 'x' is not an integer" bench nbody --sizes x
 one_line_error "--layouts: zigzag not in {aos,soa,aosoa,float4}" bench nbody --layouts zigzag
 one_line_error "--bodies-per-thread: 3 not in {0,1,2,4,8}" bench nbody --bodies-per-thread 3
