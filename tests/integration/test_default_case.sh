@@ -26,5 +26,18 @@ done
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   /usr/bin/python3 scripts/plot telemetry "$WORK/p/telemetry.csv" -o "$WORK/plots"
   test -s "$WORK/plots/bandwidth.png" && test -s "$WORK/plots/roofline.png" || { echo "FAIL: plots missing"; exit 1; }
+  # A file that is not telemetry, or not readable text: one line naming it, exit 1, no traceback.
+  for bad in "telemetry cases/heat.toml" "compare $WORK/p/telemetry.csv" "telemetry $TIERSIM"; do
+    # shellcheck disable=SC2086
+    rc=0; out=$(/usr/bin/python3 scripts/plot $bad -o "$WORK/badplot" 2>&1) || rc=$?
+    if [ $rc -ne 1 ] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [[ "$out" != "plot: "* ]]; then
+      echo "FAIL: scripts/plot $bad: rc=$rc: $out"; exit 1
+    fi
+  done
+fi
+# scripts/perf-tables on a file that is missing: one line, exit 1.
+rc=0; out=$(/usr/bin/python3 scripts/perf-tables "$WORK/missing.csv" 2>&1) || rc=$?
+if [ $rc -ne 1 ] || [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] || [[ "$out" != *"missing.csv: cannot read"* ]]; then
+  echo "FAIL: scripts/perf-tables on a missing file: rc=$rc: $out"; exit 1
 fi
 echo "default case ok"
