@@ -272,23 +272,14 @@ void register_bench_l2(CLI::App& bench) {
   sub->add_option("--boundary", o->boundary, "periodic (halos filled every step) or fixed (filled once)")
       ->check(CLI::IsMember({"periodic", "fixed"}))
       ->capture_default_str();
-  sub->add_option("--tiling", o->tiling, flag_choices<Tiling>(", "))
-      ->check(CLI::IsMember(flag_names<Tiling>(kStencil)))
-      ->capture_default_str();
-  sub->add_option("--coeffs", o->coeffs, flag_choices<CoeffSpace>(", "))
-      ->check(CLI::IsMember(flag_names<CoeffSpace>()))
-      ->capture_default_str();
-  sub->add_option("--precision", o->precision, flag_choices<Precision>(", "))
-      ->check(CLI::IsMember(flag_names<Precision>()))
-      ->capture_default_str();
+  add_flag_values<Tiling>(sub, "--tiling", o->tiling, kStencil);
+  add_flag_values<CoeffSpace>(sub, "--coeffs", o->coeffs);
+  add_flag_values<Precision>(sub, "--precision", o->precision);
   sub->add_option("--nbody-sizes", o->nbody_sizes, "body counts for the N-body rows ('' or 0: none)")
       ->delimiter(',')
       ->check(at_least(0, true))
       ->capture_default_str();
-  sub->add_option("--nbody-tilings", o->nbody_tilings, "none, shared")
-      ->delimiter(',')
-      ->check(CLI::IsMember(flag_names<Tiling>(kNbody)))
-      ->capture_default_str();
+  add_flag_values<Tiling>(sub, "--nbody-tilings", o->nbody_tilings, kNbody);
   sub->add_option("--l2-persist-bytes", o->persist_bytes, "window/carve-out size (0: the hot set)")
       ->check(at_least(0))
       ->capture_default_str();

@@ -200,18 +200,9 @@ void register_bench_nbody(CLI::App& bench) {
       ->delimiter(',')
       ->check(at_least(1))
       ->capture_default_str();
-  sub->add_option("--layouts", o->layouts, flag_choices<Layout>(", "))
-      ->delimiter(',')
-      ->check(CLI::IsMember(flag_names<Layout>()))
-      ->capture_default_str();
-  sub->add_option("--tilings", o->tilings, "none, shared")
-      ->delimiter(',')
-      ->check(CLI::IsMember(flag_names<Tiling>(kNbody)))
-      ->capture_default_str();
-  sub->add_option("--precision", o->precisions, flag_choices<Precision>(", "))
-      ->delimiter(',')
-      ->check(CLI::IsMember(flag_names<Precision>()))
-      ->capture_default_str();
+  add_flag_values<Layout>(sub, "--layouts", o->layouts);
+  add_flag_values<Tiling>(sub, "--tilings", o->tilings, kNbody);
+  add_flag_values<Precision>(sub, "--precision", o->precisions);
   std::vector<std::string> fp64_choices = flag_names<Layout>();
   fp64_choices.emplace_back("all");
   sub->add_option("--fp64-layouts", o->fp64_layouts, "layouts measured in fp64 ('all': as --layouts)")

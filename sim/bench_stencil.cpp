@@ -157,23 +157,13 @@ void register_bench_stencil(CLI::App& bench) {
       ->delimiter(',')
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
-  sub->add_option("--tilings", o->tilings, flag_choices<Tiling>(", "))
-      ->delimiter(',')
-      ->check(CLI::IsMember(flag_names<Tiling>(kStencil)))
-      ->capture_default_str();
-  sub->add_option("--coeffs", o->coeffs, flag_choices<CoeffSpace>(", "))
-      ->delimiter(',')
-      ->check(CLI::IsMember(flag_names<CoeffSpace>()))
-      ->capture_default_str();
+  add_flag_values<Tiling>(sub, "--tilings", o->tilings, kStencil);
+  add_flag_values<CoeffSpace>(sub, "--coeffs", o->coeffs);
   sub->add_option("--equation", o->equation, equation_choices(", "))
       ->check(CLI::IsMember(equation_names()))
       ->capture_default_str();
-  sub->add_option("--precision", o->precision, flag_choices<Precision>(", "))
-      ->check(CLI::IsMember(flag_names<Precision>()))
-      ->capture_default_str();
-  sub->add_option("--backend", o->backend, flag_choices<Backend>(", "))
-      ->check(CLI::IsMember(flag_names<Backend>()))
-      ->capture_default_str();
+  add_flag_values<Precision>(sub, "--precision", o->precision);
+  add_flag_values<Backend>(sub, "--backend", o->backend);
   sub->add_option("--reps", o->reps, "timed steps per figure (median)")->check(at_least(1))->capture_default_str();
   sub->add_option("--warmup", o->warmup, "untimed steps first")->check(at_least(0))->capture_default_str();
   sub->add_option("--block-y", o->tuning.block_y,
