@@ -134,7 +134,8 @@ double cached_measurement(const std::string& what, bool remeasure, double (*meas
   const double v = measure();
   if (!path.empty()) {
     // Written under a name of this process's own and renamed over the cache: ranks measuring at
-    // once never read half of another's file, and a link at the cache's name is replaced.
+    // once never read half of another's file, and a link at the cache's name is replaced. (A
+    // figure's best effort; io/safe_files.hpp, the layer beside this one, adds the fsync.)
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     const std::string tmp = path + ".tmp" + std::to_string(::getpid());
