@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/error.hpp"
+#include "base/printable.hpp"
 #include "io/h5md_output.hpp"
 #include "io/vtk_output.hpp"
 
@@ -11,8 +12,9 @@ namespace tiersim {
 
 OutputFormats parse_formats(const std::string& list) {
   OutputFormats f{false, false};
+  if (list.find_first_not_of(" \t") == std::string::npos)
+    throw Error("--format: empty list (expected xdmf, vtk or xdmf,vtk)");
   std::size_t start = 0;
-  bool any = false;
   while (start <= list.size()) {
     const auto comma = list.find(',', start);
     std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
@@ -29,11 +31,9 @@ OutputFormats parse_formats(const std::string& list) {
     } else {
       throw Error("--format: unknown format '" + item + "' (expected xdmf, vtk or xdmf,vtk)");
     }
-    any = true;
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (!any) throw Error("--format: empty list (expected xdmf, vtk or xdmf,vtk)");
   return f;
 }
 

@@ -173,9 +173,10 @@ int run_command_line(int argc, char** argv) {
   run->add_option("--set", sets, "override a case key: section.key=value (repeatable, one per --set)")
       ->take_all()
       ->allow_extra_args(false);
-  run->add_option("--format", formats,
-                  "what to write beside snapshots.h5 (always written): xdmf (snapshots.xmf, the default), "
-                  "vtk (.vti/.vtp series and .pvd files), or xdmf,vtk");
+  auto* format_opt =
+      run->add_option("--format", formats,
+                      "what to write beside snapshots.h5 (always written): xdmf (snapshots.xmf, the default), "
+                      "vtk (.vti/.vtp series and .pvd files), or xdmf,vtk");
   run->add_option("--counters", ro.counters_every,
                   "read DRAM bytes, L2 hit rate and duration per kernel through CUPTI for one step every N "
                   "(that step is replayed: its timings are left out of telemetry.csv)")
@@ -237,7 +238,7 @@ int run_command_line(int argc, char** argv) {
         ro.overrides.push_back(k.key + "=" + std::to_string(integer_flag("--steps", steps, k.min, k.max)));
       }
       for (const auto& s : sets) ro.overrides.push_back(s);
-      if (!formats.empty()) ro.formats = formats;
+      if (format_opt->count() > 0) ro.formats = formats;  // given empty: refused by parse_formats
       ro.state_output = !no_snapshots;
       return tiersim::run_case(ro).exit_code;
     }

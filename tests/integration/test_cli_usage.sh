@@ -77,6 +77,9 @@ one_line_error "--bodies-per-thread: 3 not in {0,1,2,4,8}" bench nbody --bodies-
 one_line_error "--radius: Value 9 not in range 1 to 4" bench l2 --radius 9
 one_line_error "--nbody-tilings: temporal not in {none,shared}" bench l2 --nbody-tilings temporal
 one_line_error "--steps: must be >= 1, not 0" compare cases/heat.toml --steps 0
+one_line_error "--format: empty list (expected xdmf, vtk or xdmf,vtk)" run cases/heat.toml --backend cpu --format '' \
+  --out "$WORK/fmt"
+[ ! -e "$WORK/fmt" ] || { echo "FAIL: a refused --format made $WORK/fmt"; fail=1; }
 # bench --csv: a path that cannot be written is refused before anything runs; the file is written
 # whole at the end, never through a link, and not at all when the sweep stops on an error.
 one_line_error "$WORK/none/x.csv: cannot write the CSV file there" bench stencil --backend cpu --sizes 8 \
