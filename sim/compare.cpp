@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <map>
+#include <set>
 
 #include "base/error.hpp"
 #include "base/printable.hpp"
@@ -15,6 +16,7 @@
 #include "io/safe_files.hpp"
 #include "sim/case.hpp"
 #include "sim/cli_checks.hpp"
+#include "sim/model.hpp"
 #include "sim/output_dir.hpp"
 #include "sim/run.hpp"
 #include "sim/stop_signal.hpp"
@@ -52,6 +54,36 @@ std::vector<Combination> combinations(const CompareOptions& o) {
   }
   if (out.size() == 1 && out[0].label.empty()) out[0].label = "as in the case";
   return out;
+}
+
+// Refused before anything runs, in one line: a value given twice, and a list of a flag that does
+// not change the case's model (--layout on a stencil case, --coeffs on an N-body one), whose
+// combinations would all run the same kernels under other names.
+void check_lists(const CompareOptions& o, ModelMask model) {
+  for_each_flag([&](auto flag, auto) {
+    using F = decltype(flag);
+    const auto it = o.lists.find(F::key);
+    if (it == o.lists.end() || it->second.empty()) return;
+    const std::string opt = flag_option(F::key);
+    if (F::models != 0 && !(F::models & model))
+      throw Error(opt + ": does not change the kernels of a" + (model == kNbody ? "n N-body" : " stencil") +
+                  " case (it is a flag of " + (F::models == kNbody ? "N-body" : "stencil") + " cases)");
+    std::set<std::string> seen;
+    for (const auto& v : it->second)
+      if (!seen.insert(v).second) throw Error(opt + ": '" + v + "' is given twice");
+  });
+}
+
+// What a combination's kernels depend on: the backend it resolves to and every flag that changes
+// them there (the strategy label), with the L2 window and the transport, which the label leaves
+// out. Two combinations of one key run the same kernels (the CPU backend has no tiling,
+// coefficient space or L2 window), so a compare runs them once.
+std::string kernels_key(const Case& c) {
+  Strategy s = strategy_from_case(c);
+  s.backend = resolve_backend(s.backend);
+  std::string key = strategy_label(s, model_of(c));
+  if (s.backend != Backend::Cpu) key += std::string("/l2-") + name(s.l2_persist);
+  return key + "/" + name(s.transport);
 }
 
 std::string dir_name(const std::string& label) {
@@ -175,7 +207,7 @@ int run_compare(const CompareOptions& o) {
   // The case file and the --set overrides every combination shares: refused in one line before
   // the output directory is made. (What fails for one combination alone, such as a grid too large
   // for the device in fp64, is a row "not run".)
-  (void)Case::load(o.case_path, o.overrides);
+  check_lists(o, model_of(Case::load(o.case_path, o.overrides)));
   const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
   const RunLock lock = prepare_out_dir(dir, o.force, why_not_compare_output, remove_compare_output);
 
@@ -185,9 +217,11 @@ int run_compare(const CompareOptions& o) {
     double peak = 0;
     std::map<std::string, KernelFigures> kernels;
     std::vector<std::string> kernel_order;
-    double step_ms = 0;  // every kernel of the measured steps, per step
+    double step_ms = 0;   // every kernel of the measured steps, per step
+    std::string same_as;  // not run: an earlier combination ran the same kernels (kernels_key)
   };
   std::vector<Outcome> outcomes;
+  std::map<std::string, std::string> ran;  // kernels_key -> the combination that ran those kernels
   for (const auto& combo : combos) {
     if (stop_signal()) break;  // SIGINT/SIGTERM: the combinations run so far are reported
     Outcome out{combo, "", "", 0, {}, {}, 0};
@@ -202,10 +236,26 @@ int run_compare(const CompareOptions& o) {
     ro.quiet = true;
     ro.silent = true;
     ro.state_output = false;  // figures only: no snapshots or checkpoints to write
+    std::string key;
+    try {
+      key = kernels_key(Case::load(o.case_path, ro.overrides));
+    } catch (const Error&) {
+      // the run below refuses it, and it is reported as not run
+    }
+    if (const auto same = ran.find(key); !key.empty() && same != ran.end()) {
+      out.same_as = same->second;
+      if (key.starts_with(name(Backend::Cpu)))
+        out.same_as += " (the CPU backend runs one kernel whatever the tiling, coefficients or L2 window)";
+      std::fprintf(stderr, "compare: %s: the same kernels as %s; not run again\n", combo.label.c_str(),
+                   out.same_as.c_str());
+      outcomes.push_back(std::move(out));
+      continue;
+    }
     std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
     try {
       RunResult r = run_case(ro);
       if (r.exit_code != 0) break;  // stopped by a signal: its figures are partial
+      if (!key.empty()) ran.emplace(key, combo.label);
       out.strategy = r.strategy;
       out.peak = r.telemetry.peak_gbs();
       out.kernels = figures(r.telemetry, o.warmup);
@@ -263,14 +313,19 @@ int run_compare(const CompareOptions& o) {
     std::printf("%-44s %12.4g %12.4g %7.2fx\n", oc.combo.label.c_str(), oc.step_ms, 1e3 / oc.step_ms,
                 first_step_ms / oc.step_ms);
   }
+  // A combination not run: its row in compare.csv holds the reason alone.
+  auto not_run = [&](const Outcome& oc, const char* what, std::string why) {
+    std::printf("\n%s: %s: %s\n", what, oc.combo.label.c_str(), why.c_str());
+    std::replace(why.begin(), why.end(), '"', '\'');
+    csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << why << "\"\n";
+  };
   int failed = 0;
   for (const auto& oc : outcomes)
-    if (!oc.error.empty()) {
+    if (!oc.same_as.empty()) {
+      not_run(oc, "not run again", "the same kernels as " + oc.same_as);
+    } else if (!oc.error.empty()) {
       ++failed;
-      std::printf("\nnot run: %s: %s\n", oc.combo.label.c_str(), oc.error.c_str());
-      std::string err = oc.error;
-      std::replace(err.begin(), err.end(), '"', '\'');
-      csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << err << "\"\n";
+      not_run(oc, "not run", oc.error);
     }
   write_file_atomically((fs::path(dir) / "compare.csv").string(), csv.str());
   std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());

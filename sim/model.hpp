@@ -137,6 +137,9 @@ std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s);
 // initial state is).
 std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, bool output = false);
 
+// The model a case runs (run.model), as the strategy flags' tables name models.
+ModelMask model_of(const Case& c);
+
 // The strategy a case asks for (the [strategy] section after overrides).
 Strategy strategy_from_case(const Case& c);
 

@@ -5,10 +5,12 @@
 
 namespace tiersim {
 
+ModelMask model_of(const Case& c) { return c.get_string("run.model") == "nbody" ? kNbody : kStencil; }
+
 Strategy strategy_from_case(const Case& c) {
   Strategy s;
   const std::string model = c.get_string("run.model");
-  const unsigned mask = model == "nbody" ? kNbody : kStencil;
+  const ModelMask mask = model_of(c);
   for_each_flag([&](auto flag, auto member) {
     using E = std::remove_cvref_t<decltype(s.*member)>;
     const std::string key = std::string("strategy.") + decltype(flag)::key;

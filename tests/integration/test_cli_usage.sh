@@ -77,6 +77,14 @@ one_line_error "--bodies-per-thread: 3 not in {0,1,2,4,8}" bench nbody --bodies-
 one_line_error "--radius: Value 9 not in range 1 to 4" bench l2 --radius 9
 one_line_error "--nbody-tilings: temporal not in {none,shared}" bench l2 --nbody-tilings temporal
 one_line_error "--steps: must be >= 1, not 0" compare cases/heat.toml --steps 0
+# compare refuses a list that would run the same kernels under two names, before any directory.
+one_line_error "--tiling: 'none' is given twice" compare cases/heat.toml --backend cpu --tiling none,shared,none \
+  --out "$WORK/cmp"
+one_line_error "--layout: does not change the kernels of a stencil case (it is a flag of N-body cases)" \
+  compare cases/heat.toml --backend cpu --layout aos,soa --out "$WORK/cmp"
+one_line_error "--coeffs: does not change the kernels of an N-body case (it is a flag of stencil cases)" \
+  compare cases/plummer.toml --backend cpu --coeffs constant,global --out "$WORK/cmp"
+[ ! -e "$WORK/cmp" ] || { echo "FAIL: a refused compare made $WORK/cmp"; fail=1; }
 one_line_error "--format: empty list (expected xdmf, vtk or xdmf,vtk)" run cases/heat.toml --backend cpu --format '' \
   --out "$WORK/fmt"
 [ ! -e "$WORK/fmt" ] || { echo "FAIL: a refused --format made $WORK/fmt"; fail=1; }

@@ -25,6 +25,15 @@ if "$TIERSIM" info | grep -q "GPU: none usable"; then
   echo "$out" | grep -q "not run: backend=cuda" || { echo "FAIL: the cuda combination was not reported"; echo "$out"; fail=1; }
   [ $rc -eq 0 ] || { echo "FAIL: one runnable combination should give exit 0"; fail=1; }
 fi
+# Combinations that run the same kernels run once: the CPU backend has one stencil kernel whatever
+# the tiling, so tiling=shared is reported as the same kernels as tiling=none, and not run again.
+out=$("$TIERSIM" compare cases/heat.toml --backend cpu --tiling none,shared --steps 2 --warmup 1 --set grid.n=16 \
+      --out "$WORK/same" --no-chart 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "^not run again: backend=cpu tiling=shared: the same kernels as backend=cpu tiling=none" &&
+  [ "$(grep -c '^"backend=cpu tiling=none",cpu/fp32,stencil_heat_cpu,' "$WORK/same/compare.csv")" -eq 1 ] &&
+  [ "$(grep -c '^"backend=cpu tiling=shared",.*the same kernels as backend=cpu tiling=none' "$WORK/same/compare.csv")" -eq 1 ] &&
+  [ ! -e "$WORK/same/backend-cpu_tiling-shared" ]; then echo "ok: combinations with the same kernels run once"
+else echo "FAIL: compare --backend cpu --tiling none,shared (exit $rc):"; echo "$out"; cat "$WORK/same/compare.csv"; fail=1; fi
 # A case key wrong for every combination: one line, exit 1, and no output directory (not a
 # table of combinations that were not run).
 out=$("$TIERSIM" compare cases/heat.toml --backend cpu --set grid.n=0 --out "$WORK/bad" 2>&1); rc=$?
