@@ -91,6 +91,11 @@ def frames(view, times, out, stem, size):
     print("frames: %s/%s_00000.png .. %s_%05d.png (%d)" % (out, stem, stem, len(times) - 1, len(times)))
 
 
+# The exit status of a request that cannot be rendered (no snapshots, no such field): scripts/render
+# says why and does not try again, as it does after a crash of pvbatch.
+REFUSED = 3
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -102,7 +107,7 @@ def main():
     cols = collections(args.data)
     if not cols:
         print("render: %s has no snapshots" % args.data, file=sys.stderr)
-        return 1
+        return REFUSED
     reader = pv.OpenDataFile(args.data)
     times = list(reader.TimestepValues) if reader.TimestepValues else [0.0]
     reader.UpdatePipeline(times[0])
@@ -147,7 +152,7 @@ def main():
             field = args.field or c["attributes"][0]
             if field not in c["attributes"]:
                 print("render: no field '%s' in %s (fields: %s)" % (field, name, ", ".join(c["attributes"])), file=sys.stderr)
-                return 1
+                return REFUSED
             b = block(reader, name)
             bounds = b.GetBounds()
             centre = [0.5 * (bounds[2 * k] + bounds[2 * k + 1]) for k in range(3)]
