@@ -347,7 +347,7 @@ RunResult run_case(const RunOptions& options) {
   wall.timing_every = s.tuning.timing_every;
   wall.ranks = ranks;
   wall.exchange_link_gbs = exchange_gbs;
-  wall.transport = name(s.transport);
+  if (ranks > 1) wall.transport = name(s.transport);
   auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   auto timed = [&](double& into, auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();

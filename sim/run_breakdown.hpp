@@ -37,7 +37,7 @@ struct RunBreakdown {
   // and beside the kernels (exchanges on a stream of their own, overlapped with the interior
   // update), and each figure's spread over the ranks.
   int ranks = 1;
-  std::string transport = "mpi";  // Flag<Transport> name
+  std::string transport = "none";  // Flag<Transport> name; "none" on one rank, which exchanges nothing
   double communication = 0;
   double communication_beside = 0;
   double exchange_link_gbs = 0;  // between neighbouring ranks (GPU to GPU or host to host), measured at start-up

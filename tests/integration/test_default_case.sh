@@ -12,6 +12,9 @@ for f in snapshots.h5 snapshots.xmf telemetry.csv summary.json case.toml; do
 done
 grep -q "output: $WORK/p" "$WORK/log"
 grep -q "count = 512" "$WORK/p/case.toml"
+# One rank exchanges nothing: its summary names no transport.
+grep -q '"ranks": 1,' "$WORK/p/summary.json" && grep -q '"transport": "none",' "$WORK/p/summary.json" ||
+  { echo "FAIL: summary.json of one rank: $(grep -E '"(ranks|transport)"' "$WORK/p/summary.json")"; exit 1; }
 if "$TIERSIM" run cases/plummer.toml --backend cpu --steps 2 --out "$WORK/p" 2>"$WORK/err"; then
   echo "FAIL: overwrote without --force"; exit 1
 fi
