@@ -1,11 +1,11 @@
 // `tiersim bench stencil`: the stencil update kernel for each tiling x coefficient space x
 // radius at several grid sizes: ms per step, Gpoints/s, effective GB/s in compulsory bytes (each
 // field read once and written once), % of the copy bandwidth measured in this process, and the
-// bytes the variant moves by its own model. Times are CUDA-event times of single launches of the
-// update kernel (the halo fill is timed apart; "step %" counts it in): median of --reps after
-// --warmup steps. A temporal pass (--tilings temporal) advances several steps: its figures are
-// per step, so GB/s is bandwidth-equivalent (compulsory bytes of the steps it stands for over its
-// time) and may exceed the copy bandwidth.
+// bytes the variant moves by its own model. Times are CUDA-event times (on the CPU backend
+// wall-clock times) of single launches of the update kernel (the halo fill is timed apart;
+// "step %" counts it in): median of --reps after --warmup steps. A temporal pass (--tilings temporal) advances several
+// steps: its figures are per step, so GB/s is bandwidth-equivalent (compulsory bytes of the steps it stands for over
+// its time) and may exceed the copy bandwidth.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -61,11 +61,12 @@ void run_bench_stencil(const BenchStencilOptions& o) {
     copy_gbs = measure_host_copy_gbs();
     std::printf("backend: cpu (tiling and coeffs do not apply); host copy bandwidth: %.1f GB/s\n", copy_gbs);
   }
+  std::printf("equation %s, %s, one update kernel per step, %s, median of %d after %d warm-up\n", o.equation.c_str(),
+              o.precision.c_str(), gpu ? "CUDA-event time per launch" : "wall-clock time per call", o.reps, o.warmup);
   std::printf(
-      "equation %s, %s, one update kernel per step, CUDA-event time per launch, median of %d after %d warm-up\n",
-      o.equation.c_str(), o.precision.c_str(), o.reps, o.warmup);
-  std::printf(
-      "compulsory bytes: each field read once + written once; model: bytes the variant requests from L2/DRAM\n\n");
+      "compulsory bytes: each field read once + written once; model: bytes the variant requests from L2/DRAM;\n"
+      "halo ms: the halo fill per step (0 where the update reads the wrapped ends itself); step %%: the whole\n"
+      "step (update and fill) against the copy bandwidth\n\n");
   std::printf("%5s %2s %-8s %-9s %9s %9s %9s %7s %10s %9s %9s %7s  %s\n", "n", "R", "tiling", "coeffs", "ms/step",
               "Gpts/s", "GB/s", "% copy", "model MB", "model/cmp", "halo ms", "step %", "kernel");
 
