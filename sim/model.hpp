@@ -144,6 +144,7 @@ ModelMask model_of(const Case& c);
 Strategy strategy_from_case(const Case& c);
 
 // Backend::Auto becomes Cuda when a GPU is usable, otherwise Cpu; *why says which and why.
+// Backend::Cuda without a usable GPU throws Error naming why.
 Backend resolve_backend(Backend requested, std::string* why = nullptr);
 
 }  // namespace tiersim

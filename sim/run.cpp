@@ -176,7 +176,7 @@ RunResult run_case(const RunOptions& options) {
   raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
-  s.backend = resolve_backend(s.backend, &why);
+  on_every_rank([&] { s.backend = resolve_backend(s.backend, &why); });  // --backend cuda on a rank without a GPU
   if (!o.quiet && !why.empty()) std::fprintf(stderr, "tiersim: backend %s\n", why.c_str());
   c.set("strategy.backend", std::string("\"") + name(s.backend) + "\"");
   // Collective: NCCL between the ranks' GPUs or MPI through the host (kernels/transport.hpp).

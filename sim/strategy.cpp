@@ -26,8 +26,14 @@ Strategy strategy_from_case(const Case& c) {
 }
 
 Backend resolve_backend(Backend requested, std::string* why) {
-  if (requested != Backend::Auto) return requested;
+  if (requested == Backend::Cpu) return requested;
   const DeviceInfo d = query_device();
+  if (requested == Backend::Cuda) {
+    if (!d.usable)
+      throw Error("--backend cuda (strategy.backend): no usable GPU (" + d.why_not +
+                  "); --backend cpu runs on the CPU");
+    return requested;
+  }
   if (d.usable) {
     if (why) *why = "auto: using CUDA on " + d.name;
     return Backend::Cuda;

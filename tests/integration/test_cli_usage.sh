@@ -88,6 +88,12 @@ one_line_error "--coeffs: does not change the kernels of an N-body case (it is a
 one_line_error "--format: empty list (expected xdmf, vtk or xdmf,vtk)" run cases/heat.toml --backend cpu --format '' \
   --out "$WORK/fmt"
 [ ! -e "$WORK/fmt" ] || { echo "FAIL: a refused --format made $WORK/fmt"; fail=1; }
+# --backend cuda where no GPU is usable: one line naming why, nothing written.
+if "$TIERSIM" info | grep -q "GPU: none usable"; then
+  one_line_error "--backend cuda (strategy.backend): no usable GPU (" run cases/heat.toml --backend cuda --out "$WORK/nogpu"
+  [ ! -e "$WORK/nogpu" ] || { echo "FAIL: a run refused for want of a GPU made $WORK/nogpu"; fail=1; }
+  one_line_error "--backend cuda (strategy.backend): no usable GPU (" bench stencil --backend cuda --sizes 8
+fi
 # bench --csv: a path that cannot be written is refused before anything runs; the file is written
 # whole at the end, never through a link, and not at all when the sweep stops on an error.
 one_line_error "$WORK/none/x.csv: cannot write the CSV file there" bench stencil --backend cpu --sizes 8 \
