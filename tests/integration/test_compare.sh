@@ -34,6 +34,11 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "^not run again: backend=cpu tiling=sh
   [ "$(grep -c '^"backend=cpu tiling=shared",.*the same kernels as backend=cpu tiling=none' "$WORK/same/compare.csv")" -eq 1 ] &&
   [ ! -e "$WORK/same/backend-cpu_tiling-shared" ]; then echo "ok: combinations with the same kernels run once"
 else echo "FAIL: compare --backend cpu --tiling none,shared (exit $rc):"; echo "$out"; cat "$WORK/same/compare.csv"; fail=1; fi
+# scripts/perf-tables lists such a combination under the table, not as a row of no kernel.
+tables=$(scripts/perf-tables "$WORK/same/compare.csv" 2>&1)
+if [[ "$tables" == *$'\n'"not run: backend=cpu tiling=shared: the same kernels as backend=cpu tiling=none"* ]] &&
+  [[ "$tables" != *'| `` |'* ]]; then echo "ok: perf-tables lists the combination not run under the table"
+else echo "FAIL: perf-tables of $WORK/same/compare.csv:"; echo "$tables"; fail=1; fi
 # A case key wrong for every combination: one line, exit 1, and no output directory (not a
 # table of combinations that were not run).
 out=$("$TIERSIM" compare cases/heat.toml --backend cpu --set grid.n=0 --out "$WORK/bad" 2>&1); rc=$?
