@@ -271,15 +271,18 @@ class StencilCuda final : public StencilEngine {
     x_halos_current_ = x_images_written_;
   }
 
-  // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh), a pass of
-  // one where only one is wanted (the single-step kernels, never launched then, would be loaded
-  // in the middle of the run: 0.09 s of a 2,000-step heat run at 512^3 on an H100).
+  // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh). Where only
+  // one step is wanted (a pass cut short by the cadences), the single step if it needs no halo
+  // fill after a pass (single_fills_nothing_): its kernel, prepared at start-up beside the passes,
+  // is faster than a pass that fuses nothing; else a pass of one, which fills nothing (512^3, H200:
+  // heat fp32 R = 2 0.318 against 0.403 ms, but R = 1 0.306 ms and a fill of the x faces against
+  // 0.347; docs/performance.md, "Temporal blocking").
   int advance(double dt, int max_steps) override {
-    if (!temporal_ || max_steps < 1) {
+    wait_prepared();
+    if (!temporal_ || max_steps < 1 || (max_steps == 1 && fused_ > 1 && single_fills_nothing_)) {
       step(dt);
       return 1;
     }
-    wait_prepared();
     ++state_version_;
     cuda::TemporalOptions opt;
     opt.steps = std::min(max_steps, fused_);
@@ -444,27 +447,29 @@ class StencilCuda final : public StencilEngine {
   }
 
   // Sets up every kernel a step may launch (the halo fill, the single step and its coefficient
-  // banks; under --tiling temporal the passes too, and the pass of one) on `device`, launching
+  // banks; under --tiling temporal the passes too) on `device`, launching
   // nothing. CUDA loads a module when one of its kernels is first set up or launched (lazy
   // loading, the default): 48-52 ms of the first step of a 512^3 run on an H200
   // (docs/performance.md). The constructor runs this on a thread of its own while the caller
   // builds the initial state; the first upload or step waits for it. A kernel that cannot be set
   // up (a shape this device cannot hold) says so where it is launched, if it ever is: here the
   // error is dropped, and the launch sets it up again.
-  void prepare_kernels(int device) const {
+  void prepare_kernels(int device) {
     try {
       TIERSIM_CUDA_CHECK(cudaSetDevice(device), "preparing the stencil kernels");
       cuda::prepare_halo_fill<T>();
       if (s_.coeffs == CoeffSpace::Constant) cuda::prepare_constant_banks<T>();
       cuda::StencilLaunch<T, Eq> l = launch_of(false, false, 0.0);
       l.prepare = true;
-      (void)cuda::launch_stencil_update(l, stream_);
+      const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
       if (!temporal_) return;
+      // step()'s test for a fill, after a pass (which leaves no x halo current): fixed halos are
+      // filled once; periodic ones not at all where the kernel reads every end wrapped.
+      single_fills_nothing_ = p_.boundary != Boundary::Periodic || (info.xwraps && info.ywraps && info.wraps_built &&
+                                                                    !p_.z_split() && !t_.split_z && p_.nz >= p_.radius);
       cuda::TemporalOptions opt;
-      for (const int steps : {fused_, 1}) {
-        opt.steps = steps;
-        cuda::prepare_stencil_temporal<T>(p_.equation, p_.radius, opt);
-      }
+      opt.steps = fused_;
+      cuda::prepare_stencil_temporal<T>(p_.equation, p_.radius, opt);
     } catch (const std::exception&) {
       (void)cudaGetLastError();
     }
@@ -730,11 +735,13 @@ class StencilCuda final : public StencilEngine {
   int sm_count_ = 1, cc_major_ = 0, max_blocks_ = 1;
   std::size_t l2_bytes_ = 0;
   bool fixed_halos_ready_ = false;  // Boundary::Fixed: every grid's halo holds its value
-  bool x_halos_current_ = false;    // Boundary::Periodic: the fields' rows' x halos hold their images
-  bool x_images_written_ = false;   // this step's update launches all wrote them
-  bool wraps_built_ = false;        // the whole grid's update kernel reads wrapped z planes (StencilLaunch::wraps)
-  bool x_read_wrapped_ = false;     // this step's update launches all read the x ends wrapped (StencilLaunch::xwraps)
-  bool y_read_wrapped_ = false;     // ... and the y ends
+  // --tiling temporal: a single step after a pass launches no halo fill (prepare_kernels; advance).
+  bool single_fills_nothing_ = false;
+  bool x_halos_current_ = false;   // Boundary::Periodic: the fields' rows' x halos hold their images
+  bool x_images_written_ = false;  // this step's update launches all wrote them
+  bool wraps_built_ = false;       // the whole grid's update kernel reads wrapped z planes (StencilLaunch::wraps)
+  bool x_read_wrapped_ = false;    // this step's update launches all read the x ends wrapped (StencilLaunch::xwraps)
+  bool y_read_wrapped_ = false;    // ... and the y ends
   // Changes of the state (steps, uploads, the source): the statistics of the current one are kept.
   std::uint64_t state_version_ = 1;
   std::vector<std::pair<std::uint64_t, FieldStats>> stats_cache_ =

@@ -49,6 +49,8 @@ struct StencilLaunch {
   int z_faces = 0;
   // Set up the kernel this launch would run (its shared-memory attributes, which under CUDA's
   // lazy loading loads its module) and launch nothing: the engine does it while the run starts.
+  // The info returned then has no name or bytes, but says which ends the kernel would read
+  // wrapped (wraps_built, xwraps, ywraps).
   bool prepare = false;
   const StencilCoeffs<T>* coeffs_global = nullptr;  // device copy of the table
   typename Eq::template Params<T> params{};         // Eq::params<T>(constants, dt)

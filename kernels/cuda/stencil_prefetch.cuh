@@ -200,7 +200,7 @@ StencilLaunchInfo launch_prefetch(const StencilLaunch<T, Eq>& l, cudaStream_t s)
   set_shared_memory_once(reinterpret_cast<const void*>(kern), K::smem_bytes, false, "stencil shared kernel");
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, K::smem_bytes));
-  if (l.prepare) return {};
+  if (l.prepare) return {"", 0, false, true, false, a.ywraps != 0};
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   a.zchunk = choose_zchunk(l.tuning.z_chunk, tx * ty, a.nz, std::max(1, per_sm) * l.sm_count, R);
   const dim3 grid(unsigned(tx), unsigned(ty), z_chunks(l, a));

@@ -339,7 +339,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   set_shared_memory_once(reinterpret_cast<const void*>(kern), G::smem_bytes, true, "stencil ring kernel");
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
-  if (l.prepare) return {};
+  if (l.prepare) return {"", 0, false, kRingWrapsBuilt<T, Eq, R>, a.xwraps != 0, a.ywraps != 0};
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   int slots = std::max(1, per_sm) * l.sm_count;
   // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo

@@ -1,9 +1,10 @@
 // --tiling temporal as a run takes it: a stencil model advanced the way the run loop advances it
 // (as many steps as the next diagnostics, snapshot or end allow: here diagnostics every 7 steps
-// and snapshots every 10, so passes are cut short) ends where 100 single steps of --tiling shared
-// end. Heat and wave (R = 1..4) and Gray-Scott (R = 1), fp32 and fp64, periodic and fixed
-// boundaries, odd grid sizes (partial tiles), the wave driven by its point source (single steps
-// while the wavelet adds anything, fused passes after).
+// and snapshots every 10, so passes are cut short, down to single steps, which run the single-step
+// kernel) ends where 100 single steps of --tiling shared end. Heat and wave (R = 1..4) and
+// Gray-Scott (R = 1), fp32 and fp64, periodic and fixed boundaries, odd grid sizes (partial
+// tiles), the wave driven by its point source (single steps while the wavelet adds anything,
+// fused passes after).
 // Heat and wave: bit for bit (the same point update on the same neighbour values in the same
 // order). Gray-Scott: within 1e-5 (fp32) / 1e-12 (fp64) relative, because nvcc may contract the
 // multiply-adds around u v^2 differently in the two kernels (stencil_temporal.cu says why).
@@ -91,10 +92,15 @@ TEST_P(TemporalRun, HundredStepsEndWhereSingleStepsEnd) {
   const int fused = run_100(*temporal, dt);
   for (int i = 0; i < 100; ++i) single->step(dt);
   EXPECT_GT(fused, 0) << "no pass fused steps";
+  // A step the cadences leave alone is a single step where that needs no halo fill after a pass:
+  // always with fixed boundaries (filled once); periodic ones here need one (nx = 37: no ring
+  // reads the x ends wrapped), so those steps are passes of one.
   bool saw_temporal_kernel = false;
+  int passes_of_one = 0;
   for (const KernelRecord& r : temporal->take_records())
-    saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
+    if (r.kernel.find("_temporal_") != std::string::npos) saw_temporal_kernel = true, passes_of_one += r.steps == 1;
   EXPECT_TRUE(saw_temporal_kernel);
+  if (rc.fixed) EXPECT_EQ(passes_of_one, 0) << "steps cut short by the cadences ran as passes of one";
 
   const ModelState a = temporal->save_state(), b = single->save_state();
   ASSERT_EQ(a.arrays.size(), b.arrays.size());
@@ -134,6 +140,44 @@ std::string run_case_name(const ::testing::TestParamInfo<RunCase>& i) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Equations, TemporalRun, ::testing::ValuesIn(run_cases()), run_case_name);
+
+// A step cut short on a periodic grid that the single step's kernel reads wrapped at every end
+// (the bulk-copy ring of heat fp32 at R = 2 on Hopper, a grid of whole vectors and tiles): the
+// single-step kernel, with no halo fill, instead of a pass of one; the state as --tiling shared's.
+TEST(TemporalRunCut, SingleStepsWhereTheyFillNothing) {
+  const DeviceInfo d = query_device();
+  if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
+  if (d.cc_major < 9) GTEST_SKIP() << "the bulk-copy ring needs a Hopper GPU";
+  const std::string grid = "\n[grid]\nnx = 64\nny = 32\nnz = 24\nradius = 2\nboundary = \"periodic\"\n";
+  const std::string head = "[run]\nmodel = \"stencil\"\ndt = 1.5e-5\n[strategy]\nbackend = \"cuda\"\ntiling = ";
+  const Case ct = Case::parse(head + "\"temporal\"" + grid + "[stencil]\ntemporal_steps = 2\n", "temporal.toml");
+  const Case cs = Case::parse(head + "\"shared\"" + grid, "shared.toml");
+  auto temporal = make_stencil_model(ct, strategy_from_case(ct));
+  auto single = make_stencil_model(cs, strategy_from_case(cs));
+  const double dt = ct.get_float("run.dt");
+  EXPECT_GT(run_100(*temporal, dt), 0) << "no pass fused steps";
+  for (int i = 0; i < 100; ++i) single->step(dt);
+  int passes = 0, single_steps = 0, fills = 0;
+  for (const KernelRecord& r : temporal->take_records()) {
+    if (r.kernel.find("_temporal_") != std::string::npos) {
+      ++passes;
+      EXPECT_EQ(r.steps, 2) << "a pass of " << r.steps << " step(s): " << r.kernel;
+    } else if (r.kernel.find("_halo_") != std::string::npos) {
+      ++fills;
+    } else if (r.kernel.find("stencil_heat_") == 0) {
+      ++single_steps;
+    }
+  }
+  // 100 steps in horizons of diagnostics every 7 and snapshots every 10.
+  EXPECT_GT(single_steps, 0);
+  EXPECT_EQ(2 * passes + single_steps, 100);
+  // The first single step fills, as --tiling shared's first step does: what a kernel reads
+  // wrapped is known from its first launch.
+  EXPECT_LE(fills, 1) << "single steps after passes filled halos";
+  const ModelState a = temporal->save_state(), b = single->save_state();
+  ASSERT_EQ(a.arrays.size(), b.arrays.size());
+  for (std::size_t f = 0; f < a.arrays.size(); ++f) EXPECT_TRUE(a.arrays[f].second == b.arrays[f].second);
+}
 
 // stencil.temporal_steps = 0: passes where cuda::temporal_pays says fusing beats the single step
 // on this GPU (heat R = 1 fp32 on an H100 and an H200), the single-step kernels where it does not
