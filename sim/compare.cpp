@@ -125,7 +125,14 @@ std::map<std::string, KernelFigures> figures(const Telemetry& t, int warmup) {
     KernelFigures f;
     f.launches = static_cast<int>(recs.size());
     f.median_ms = median(ms);
-    const KernelRecord& r = *recs.front();
+    // The variant named: the one that advanced the most steps (under --tiling temporal the passes,
+    // beside the single steps where the cadences cut a pass short).
+    std::map<std::string, int> steps_by_variant;
+    for (const auto* r : recs) steps_by_variant[r->kernel] += std::max(1, r->steps);
+    const auto most = std::max_element(steps_by_variant.begin(), steps_by_variant.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    const KernelRecord& r =
+        **std::find_if(recs.begin(), recs.end(), [&](const auto* x) { return x->kernel == most->first; });
     const double s = f.median_ms * 1e-3 * std::max(1, r.steps);
     f.gbs = s > 0 ? r.bytes_compulsory / s * 1e-9 : 0;
     f.pct = t.peak_gbs() > 0 ? 100 * f.gbs / t.peak_gbs() : 0;
