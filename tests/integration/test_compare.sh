@@ -24,6 +24,13 @@ out=$("$TIERSIM" compare cases/plummer.toml --backend cpu,cuda --steps 2 --warmu
 if "$TIERSIM" info | grep -q "GPU: none usable"; then
   echo "$out" | grep -q "not run: backend=cuda" || { echo "FAIL: the cuda combination was not reported"; echo "$out"; fail=1; }
   [ $rc -eq 0 ] || { echo "FAIL: one runnable combination should give exit 0"; fail=1; }
+  # None runnable: exit 1, and perf-tables says so from the CSV (no traceback).
+  "$TIERSIM" compare cases/plummer.toml --backend cuda --steps 2 --warmup 1 --set nbody.count=128 --out "$WORK/e" \
+    --no-chart >/dev/null 2>&1; rc=$?
+  tables=$(scripts/perf-tables "$WORK/e/compare.csv" 2>&1)
+  if [ $rc -eq 1 ] && [[ "$tables" == "no combination ran"*"not run: backend=cuda: "* ]]; then
+    echo "ok: a compare where nothing ran exits 1, and perf-tables says so"
+  else echo "FAIL: compare with nothing runnable: exit $rc, perf-tables: $tables"; fail=1; fi
 fi
 # Combinations that run the same kernels run once: the CPU backend has one stencil kernel whatever
 # the tiling, so tiling=shared is reported as the same kernels as tiling=none, and not run again.
