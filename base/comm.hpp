@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
+
 namespace tiersim::comm {
 
 // Starts MPI when the process was started by an MPI launcher (its environment says so: Open MPI,
@@ -73,5 +75,23 @@ double measure_exchange_gbs(std::size_t bytes = std::size_t(16) << 20);
 // previous, and returns the seconds it took (as the transport times it); called 6 times after a
 // barrier each, the first (connection set-up) left out.
 double measure_exchange_gbs(std::size_t bytes, const std::function<double()>& exchange);
+
+// Runs f on every rank; when it throws an Error on any, every rank throws the message of the lowest
+// rank that failed (main prints it once, on rank 0). Collective. For the steps only some ranks take
+// (rank 0 makes the output directory), so that no rank is left waiting for the others.
+template <class F>
+void on_every_rank(F&& f) {
+  if (size() == 1) return f();
+  std::string what;
+  bool failed = false;
+  try {
+    f();
+  } catch (const Error& e) {
+    failed = true;
+    what = e.what();
+  }
+  const std::int64_t first = min(failed ? std::int64_t(rank()) : std::int64_t(size()));
+  if (first < size()) throw Error(broadcast(what, int(first)));
+}
 
 }  // namespace tiersim::comm

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "base/comm.hpp"
 #include "base/error.hpp"
 #include "base/printable.hpp"
 #include "base/strategy.hpp"
@@ -216,7 +217,13 @@ int run_compare(const CompareOptions& o) {
   // for the device in fp64, is a row "not run".)
   check_lists(o, model_of(Case::load(o.case_path, o.overrides)));
   const std::string dir = o.out_dir.empty() ? "out/compare-" + fs::path(o.case_path).stem().string() : o.out_dir;
-  const RunLock lock = prepare_out_dir(dir, o.force, why_not_compare_output, remove_compare_output);
+  // Under mpirun every rank runs its part of each combination (run_case is collective); rank 0
+  // makes the directories and reports.
+  const bool root = comm::is_root();
+  RunLock lock;
+  comm::on_every_rank([&] {
+    if (root) lock = prepare_out_dir(dir, o.force, why_not_compare_output, remove_compare_output);
+  });
 
   struct Outcome {
     Combination combo;
@@ -230,7 +237,7 @@ int run_compare(const CompareOptions& o) {
   std::vector<Outcome> outcomes;
   std::map<std::string, std::string> ran;  // kernels_key -> the combination that ran those kernels
   for (const auto& combo : combos) {
-    if (stop_signal()) break;  // SIGINT/SIGTERM: the combinations run so far are reported
+    if (comm::any(stop_signal() != 0)) break;  // SIGINT/SIGTERM: the combinations run so far are reported
     Outcome out{combo, "", "", 0, {}, {}, 0};
     RunOptions ro;
     ro.case_path = o.case_path;
@@ -253,12 +260,13 @@ int run_compare(const CompareOptions& o) {
       out.same_as = same->second;
       if (key.starts_with(name(Backend::Cpu)))
         out.same_as += " (the CPU backend runs one kernel whatever the tiling, coefficients or L2 window)";
-      std::fprintf(stderr, "compare: %s: the same kernels as %s; not run again\n", combo.label.c_str(),
-                   out.same_as.c_str());
+      if (root)
+        std::fprintf(stderr, "compare: %s: the same kernels as %s; not run again\n", combo.label.c_str(),
+                     out.same_as.c_str());
       outcomes.push_back(std::move(out));
       continue;
     }
-    std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
+    if (root) std::fprintf(stderr, "compare: %s ...\n", combo.label.c_str());
     try {
       RunResult r = run_case(ro);
       if (r.exit_code != 0) break;  // stopped by a signal: its figures are partial
@@ -274,10 +282,14 @@ int run_compare(const CompareOptions& o) {
           out.kernel_order.push_back(kernel_role(row.rec.kernel));
     } catch (const Error& e) {
       out.error = e.what();  // an invalid combination is reported, not crashed on
-      std::fprintf(stderr, "compare: %s: not run: %s\n", combo.label.c_str(), e.what());
+      if (root) std::fprintf(stderr, "compare: %s: not run: %s\n", combo.label.c_str(), e.what());
     }
     outcomes.push_back(std::move(out));
   }
+
+  const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& oc) { return !oc.error.empty(); });
+  const int code = stop_signal() ? 128 + stop_signal() : failed == std::ssize(outcomes) ? 1 : 0;
+  if (!root) return code;
 
   // Per-kernel tables, and compare.csv.
   std::vector<std::string> kernels;  // in the order of their first launch
@@ -326,14 +338,11 @@ int run_compare(const CompareOptions& o) {
     std::replace(why.begin(), why.end(), '"', '\'');
     csv << "\"" << oc.combo.label << "\",,,,,,,,,,,,,\"" << why << "\"\n";
   };
-  int failed = 0;
   for (const auto& oc : outcomes)
-    if (!oc.same_as.empty()) {
+    if (!oc.same_as.empty())
       not_run(oc, "not run again", "the same kernels as " + oc.same_as);
-    } else if (!oc.error.empty()) {
-      ++failed;
+    else if (!oc.error.empty())
       not_run(oc, "not run", oc.error);
-    }
   write_file_atomically((fs::path(dir) / "compare.csv").string(), csv.str());
   std::printf("\ncompare.csv: %s\n", (fs::path(dir) / "compare.csv").c_str());
   if (o.chart) {
@@ -350,8 +359,7 @@ int run_compare(const CompareOptions& o) {
         std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
     }
   }
-  if (const int sig = stop_signal()) return 128 + sig;
-  return failed == static_cast<int>(outcomes.size()) ? 1 : 0;
+  return code;
 }
 
 void register_compare(CLI::App& app, CompareOptions& o) {

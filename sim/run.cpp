@@ -78,24 +78,6 @@ void stop_if_non_finite(const std::string& where, std::int64_t step, std::int64_
               " (dt too large or an unstable setup?)");
 }
 
-// Runs f on every rank; when it throws an Error on any, every rank throws the message of the lowest
-// rank that failed (main prints it once, on rank 0). Collective. For the steps only some ranks take
-// (rank 0 makes the output directory), so that no rank is left waiting for the others.
-template <class F>
-void on_every_rank(F&& f) {
-  if (comm::size() == 1) return f();
-  std::string what;
-  bool failed = false;
-  try {
-    f();
-  } catch (const Error& e) {
-    failed = true;
-    what = e.what();
-  }
-  const std::int64_t first = comm::min(failed ? std::int64_t(comm::rank()) : std::int64_t(comm::size()));
-  if (first < comm::size()) throw Error(comm::broadcast(what, int(first)));
-}
-
 // One figure of every rank, and its spread over them (collective).
 RunBreakdown::Spread over_ranks(double v) {
   const std::vector<double> each = comm::allgather(v);
@@ -140,7 +122,7 @@ RunResult run_case(const RunOptions& options) {
     // First the lock: while another process writes the run, nothing of it is read or changed.
     std::error_code ec;
     if (!fs::is_directory(o.restart_dir, ec)) throw Error(o.restart_dir + ": no such run directory");
-    on_every_rank([&] {
+    comm::on_every_rank([&] {
       if (!root) return;
       const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
       if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
@@ -176,7 +158,7 @@ RunResult run_case(const RunOptions& options) {
   raise_test_signal("setup");
   Strategy s = strategy_from_case(c);
   std::string why;
-  on_every_rank([&] { s.backend = resolve_backend(s.backend, &why); });  // --backend cuda on a rank without a GPU
+  comm::on_every_rank([&] { s.backend = resolve_backend(s.backend, &why); });  // --backend cuda on a rank without a GPU
   if (!o.quiet && !why.empty()) std::fprintf(stderr, "tiersim: backend %s\n", why.c_str());
   c.set("strategy.backend", std::string("\"") + name(s.backend) + "\"");
   // Collective: NCCL between the ranks' GPUs or MPI through the host (kernels/transport.hpp).
@@ -271,7 +253,7 @@ RunResult run_case(const RunOptions& options) {
   double ceilings[3] = {0, 0, 0};  // copy GB/s, FMA GFLOP/s, pinned link GB/s
   const bool fp64 = s.precision == Precision::Fp64;
   std::unique_ptr<SnapshotFile> out;
-  on_every_rank([&] {
+  comm::on_every_rank([&] {
     if (!root) return;
     // The directory's lock is held from before its first file is written or deleted to the end.
     if (!restart) lock = prepare_out_dir(dir, o.force, why_not_replaceable, remove_run_files);
@@ -297,7 +279,7 @@ RunResult run_case(const RunOptions& options) {
   RunInfo info{c.effective_toml(),     restart ? ckpt.case_toml : o.case_path,
                model->strategy_name(), model->name(),
                TIERSIM_VERSION,        device};
-  on_every_rank([&] {
+  comm::on_every_rank([&] {
     if (!root) return;
     if (restart) {
       out = SnapshotFile::resume(dir, kept, snap_options.formats);

@@ -8,7 +8,7 @@
 # The runs on several ranks record their halo exchanges in telemetry. A NaN is found at the same
 # global index on 1, 2 and 3 ranks. Each rank writes its slab to a part file of its own, which the
 # step files and the checkpoint name (virtual datasets). A slab thinner than R, and --format vtk,
-# are refused with one line, and nothing is written. CPU backend (TIERSIM_TEST_BACKEND=cuda: the
+# are refused with one line, and nothing is written. `tiersim compare` runs on the ranks too. CPU backend (TIERSIM_TEST_BACKEND=cuda: the
 # CUDA engines, tests/integration/mpi.sh).
 set -u
 source "$(dirname "$0")/prologue.sh"
@@ -234,6 +234,31 @@ if [ "$BACKEND" = cpu ]; then
       fail=1
     fi
   done
+fi
+# tiersim compare on 2 ranks: every combination runs on both (rank 0 makes the directories and
+# reports, once); an existing directory is refused in one line.
+out=$(run_mpi 2 "$TIERSIM" compare cases/heat.toml --backend "$BACKEND" --precision fp32,fp64 --set grid.n=16 \
+  --steps 2 --warmup 1 --no-chart --out "$WORK/cmp" 2>&1)
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c ',stencil_heat' "$WORK/cmp/compare.csv" 2>/dev/null)" = 2 ] &&
+  [ "$(printf '%s\n' "$out" | grep -c "^compare: backend=$BACKEND precision=fp32 \.\.\.$")" = 1 ] &&
+  [ "$(printf '%s\n' "$out" | grep -c '^whole step')" = 1 ] &&
+  grep -Eq "halo_exchange_$EXCHANGE" "$WORK/cmp/compare.csv"; then
+  echo "ok: compare on 2 ranks ran both precisions, reported once"
+else
+  echo "FAIL: compare on 2 ranks: exit $rc: $out"
+  cat "$WORK/cmp/compare.csv" 2>/dev/null
+  fail=1
+fi
+out=$(run_mpi 2 "$TIERSIM" compare cases/heat.toml --backend "$BACKEND" --set grid.n=16 --steps 1 --no-chart \
+  --out "$WORK/cmp" 2>&1)
+rc=$?
+got=$(printf '%s\n' "$out" | grep '^tiersim')
+if [ $rc != 0 ] && [ "$got" = "tiersim: error: $WORK/cmp: output directory exists and is not empty (use --force to replace it)" ]; then
+  echo "ok: compare on 2 ranks refuses an existing directory in one line"
+else
+  echo "FAIL: compare on 2 ranks into an existing directory: exit $rc: $out"
+  fail=1
 fi
 [ $fail = 0 ] && echo PASS
 exit $fail
