@@ -3,9 +3,9 @@
 // field read once and written once), % of the copy bandwidth measured in this process, and the
 // bytes the variant moves by its own model. Times are CUDA-event times (on the CPU backend
 // wall-clock times) of single launches of the update kernel (the halo fill is timed apart;
-// "step %" counts it in): median of --reps after --warmup steps. A temporal pass (--tilings temporal) advances several
-// steps: its figures are per step, so GB/s is bandwidth-equivalent (compulsory bytes of the steps it stands for over
-// its time) and may exceed the copy bandwidth.
+// "step %" counts it in): median of --reps after --warmup steps. A temporal pass (--tilings
+// temporal) advances several steps: its figures are per step, so GB/s is bandwidth-equivalent
+// (compulsory bytes of the steps it stands for over its time) and may exceed the copy bandwidth.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
