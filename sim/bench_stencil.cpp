@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "kernels/device_info.hpp"
+#include "base/host_memory.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_csv.hpp"
@@ -49,6 +49,12 @@ void run_bench_stencil(const BenchStencilOptions& o) {
   s.precision = parse_flag<Precision>(o.precision);
   const bool gpu = s.backend == Backend::Cuda;
   const std::size_t scalar = s.precision == Precision::Fp64 ? 8 : 4;
+  // Each size's initial fields (doubles) and, on the CPU, its engine's two levels of them fit in
+  // host memory: checked before anything is printed or measured.
+  const int nf = stencil_field_count(parse_equation(o.equation));
+  for (int n : o.sizes)
+    check_host_memory(double(n) * n * n * nf * double(sizeof(double) + (gpu ? 0 : 2 * scalar)),
+                      "bench stencil --sizes " + std::to_string(n));
   double copy_gbs = 0;
   if (gpu) {
     const DeviceInfo d = query_device();  // usable: resolve_backend refused it otherwise
@@ -74,14 +80,8 @@ void run_bench_stencil(const BenchStencilOptions& o) {
     p.equation = parse_equation(o.equation);
     p.nx = p.ny = p.nz = n;
     for (int a = 0; a < 3; ++a) p.h[a] = 1.0 / n;
-    const int nf = stencil_field_count(p.equation);
     std::vector<std::vector<double>> init;
-    try {
-      for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f), 0.5, 1.0));
-    } catch (const std::bad_alloc&) {
-      throw Error("bench stencil --sizes " + std::to_string(n) + ": the initial fields (" +
-                  format_bytes(double(p.points()) * nf * sizeof(double)) + ") do not fit in host memory");
-    }
+    for (int f = 0; f < nf; ++f) init.push_back(random_field(p.points(), 17 + std::uint64_t(f), 0.5, 1.0));
     for (int R : o.radii) {
       p.radius = R;
       const double dt = 0.5 * stencil_dt_limit(p);

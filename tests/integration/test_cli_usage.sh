@@ -65,6 +65,10 @@ one_line_error "tiersim: a subcommand is required (run, info, keys, compare, ben
 # the tilings and coefficient spaces do not apply, instead of ignoring them): one line each.
 one_line_error "--sizes: must be >= 1, not 0" bench stencil --backend cpu --sizes 0
 one_line_error "--sizes: must be >= 1, not -2" bench stencil --backend cpu --sizes 16,-2
+# A size too large for host memory is refused before anything is printed or measured, its CSV unwritten.
+one_line_error "bench stencil --sizes 100000 needs 16000.00 TB of host memory" bench stencil --backend cpu \
+  --sizes 16,100000 --csv "$WORK/huge.csv"
+[ ! -e "$WORK/huge.csv" ] && echo "ok: no CSV for a size too large" || { echo "FAIL: $WORK/huge.csv written"; fail=1; }
 one_line_error "--radii: Value 5 not in range 1 to 4" bench stencil --backend cpu --sizes 16 --radii 5
 one_line_error "--tilings: tiled not in {none,shared,temporal}" bench stencil --backend cpu --sizes 16 --tilings tiled
 one_line_error "--coeffs: shared not in {constant,global}" bench stencil --backend cpu --sizes 16 --coeffs shared
