@@ -201,49 +201,34 @@ class StencilCuda final : public StencilEngine {
     // it); queued first, beside the halo passes, it was hidden on 2 H200s (3 us waited per step)
     // and the interior update ran within 1.2% of one GPU's time per plane.
     if (p_.z_split()) start_exchange(cur_.data(), kFields);
-    // Halos: periodic ones copy this step's inputs (every step); fixed ones hold a value no kernel
-    // overwrites, so every grid's halo is filled once (and again after an upload). The window
-    // still covers the inputs (last step's outputs): their halos are hot too.
-    // On a grid split into z slabs the z faces with a neighbour come from it every step
-    // (exchange_halos), fixed boundaries too: they are the neighbour's planes, not a value.
-    // Periodic halos under --tiling shared: the update that wrote the inputs wrote their rows' x
-    // halos too (StencilLaunch::images), so the fill does the y and z faces only, unless something
-    // else wrote the grid since (an upload, a temporal pass). On a grid not split in z the updates
-    // read the planes beyond the z ends from the other end themselves where their kernel is built
-    // for it (StencilLaunch::wraps; the first step's launch says whether it is): the fill writes
-    // no z halo plane then. Kernels that read the x ends wrapped (StencilLaunch::xwraps, the
-    // bulk-copy ring) need no x halo, and where they read the y ends wrapped too (the ring; the
-    // register-prefetch kernels, whose x halos are the images) no y halo: after their first step
-    // the fill writes no x face, or nothing (one GPU) but the z planes where the kernel does not
-    // wrap them.
+    // Halos: the fill fill_plan() asks for. The window still covers the inputs (last step's
+    // outputs): their halos are hot too.
     const bool periodic = p_.boundary == Boundary::Periodic;
-    const bool shared_kernels = s_.tiling != Tiling::None;
-    const bool images = periodic && shared_kernels && x_images_fit();
-    const bool wraps = periodic && shared_kernels && wraps_built_ && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
-    const int z_sides = wraps ? 0 : p_.local_z_sides();
-    const bool x_faces = !x_halos_current_ && !x_read_wrapped_;
-    const bool xy_read = periodic && !x_faces && y_read_wrapped_;  // no x or y face to write
-    if (periodic ? !(xy_read && z_sides == 0) : !fixed_halos_ready_) {
+    const bool images = periodic && s_.tiling != Tiling::None && x_images_fit();
+    const FillPlan plan =
+        fill_plan(x_halos_current_, x_read_wrapped_, y_read_wrapped_, wraps_built_, fixed_halos_ready_);
+    if (plan.due) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
       // Arena grid g holds state field g % kStateFields (group A, then group B, each in field order;
       // with a previous level the two grids swap roles, but both levels hold the same value).
       cuda::HaloFill<T> fill;
-      fill.x_faces = x_faces;
-      fill.y_faces = !xy_read;
+      fill.x_faces = plan.x_faces;
+      fill.y_faces = plan.y_faces;
       for (int i = 0; i < grids; ++i) {
         fill.add(views_[periodic ? cur_[i] : i], T(p_.field_boundary_value(i % kStateFields)));
-        if (fill.full() || i == grids - 1) cuda::launch_halo_fill(fill, p_.boundary, stream_, z_sides), fill.count = 0;
+        if (fill.full() || i == grids - 1)
+          cuda::launch_halo_fill(fill, p_.boundary, stream_, plan.z_sides), fill.count = 0;
       }
       // Without faces the fill writes the z planes alone: halo_points of no interior plane.
-      const double hp = double(grids) * (!fill.y_faces ? double(halo_points(p_.nx, p_.ny, 0, p_.radius, z_sides))
-                                                       : halo_points(p_.nx, p_.ny, p_.nz, p_.radius, z_sides) -
+      const double hp = double(grids) * (!fill.y_faces ? double(halo_points(p_.nx, p_.ny, 0, p_.radius, plan.z_sides))
+                                                       : halo_points(p_.nx, p_.ny, p_.nz, p_.radius, plan.z_sides) -
                                                              (fill.x_faces ? 0.0 : 2.0 * p_.radius * p_.ny * p_.nz));
       const double bytes = hp * (periodic ? 2 : 1) * sizeof(T);  // periodic: read a face, write a halo
       cost(timer_.end(), bytes, bytes, 0, hp);
       fixed_halos_ready_ = !periodic;
     }
-    cuda::StencilLaunch<T, Eq> l = launch_of(images, wraps, dt);
+    cuda::StencilLaunch<T, Eq> l = launch_of(images, plan.wraps, dt);
     if (s_.coeffs == CoeffSpace::Constant) {
       // On the legacy default stream: ordered after every engine's queued kernels (their
       // streams are blocking streams) and before this engine's next ones.
@@ -420,6 +405,39 @@ class StencilCuda final : public StencilEngine {
     r.work_unit = "points";
   }
 
+  // The halo fill before a single step, from what the launches before it left (step(); and
+  // prepare_kernels, for a step after a temporal pass). Periodic halos copy the step's inputs,
+  // every step; fixed ones hold a value no kernel overwrites, so every grid's halo is filled once
+  // (`fixed_ready`; again after an upload). On a grid split into z slabs the z faces with a
+  // neighbour come from it every step (exchange_halos), fixed boundaries too: they are the
+  // neighbour's planes, not a value.
+  // Periodic halos under --tiling shared: the update that wrote the inputs wrote their rows' x
+  // halos too (StencilLaunch::images; `x_current`), so the fill does the y and z faces only,
+  // unless something else wrote the grid since (an upload, a temporal pass). On a grid not split
+  // in z the updates read the planes beyond the z ends from the other end themselves where their
+  // kernel is built for it (StencilLaunch::wraps; the first step's launch says whether it is):
+  // the fill writes no z halo plane then. Kernels that read the x ends wrapped
+  // (StencilLaunch::xwraps, the bulk-copy ring) need no x halo, and where they read the y ends
+  // wrapped too (the ring; the register-prefetch kernels, whose x halos are the images) no y halo:
+  // after their first step the fill writes no x face, or nothing (one GPU) but the z planes where
+  // the kernel does not wrap them.
+  struct FillPlan {
+    bool due = false, x_faces = false, y_faces = false, wraps = false;
+    int z_sides = 0;
+  };
+  FillPlan fill_plan(bool x_current, bool x_read_wrapped, bool y_read_wrapped, bool wraps_built,
+                     bool fixed_ready) const {
+    FillPlan f;
+    const bool periodic = p_.boundary == Boundary::Periodic;
+    f.wraps =
+        periodic && s_.tiling != Tiling::None && wraps_built && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
+    f.z_sides = f.wraps ? 0 : p_.local_z_sides();
+    f.x_faces = !x_current && !x_read_wrapped;
+    f.y_faces = !(periodic && !f.x_faces && y_read_wrapped);
+    f.due = periodic ? (f.y_faces || f.z_sides != 0) : !fixed_ready;
+    return f;
+  }
+
   // The single-step update of the current fields (periodic boundaries: the halos the update
   // reads itself, as step() decides).
   cuda::StencilLaunch<T, Eq> launch_of(bool images, bool wraps, double dt) const {
@@ -463,10 +481,11 @@ class StencilCuda final : public StencilEngine {
       l.prepare = true;
       const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
       if (!temporal_) return;
-      // step()'s test for a fill, after a pass (which leaves no x halo current): fixed halos are
-      // filled once; periodic ones not at all where the kernel reads every end wrapped.
-      single_fills_nothing_ = p_.boundary != Boundary::Periodic || (info.xwraps && info.ywraps && info.wraps_built &&
-                                                                    !p_.z_split() && !t_.split_z && p_.nz >= p_.radius);
+      // step()'s fill after a pass, which leaves no x halo current (fixed halos: filled once by
+      // then). Periodic and split over ranks a cut step stays a pass of one: the single step's
+      // exchange beside it there is not measured.
+      single_fills_nothing_ = !fill_plan(false, info.xwraps, info.ywraps, info.wraps_built, true).due &&
+                              (p_.boundary != Boundary::Periodic || !p_.z_split());
       cuda::TemporalOptions opt;
       opt.steps = fused_;
       cuda::prepare_stencil_temporal<T>(p_.equation, p_.radius, opt);
