@@ -97,7 +97,7 @@ class StencilCuda final : public StencilEngine {
       // Chosen, where fusing would lose to the single step on this device: single steps. A grid
       // split over ranks fuses only where every rank's device would (they exchange alike).
       if (t.temporal_steps == 0) {
-        bool pays = cuda::temporal_pays(p.equation, p.radius, sizeof(T) == 8);
+        bool pays = cuda::temporal_pays(p.equation, p.radius, sizeof(T) == 8, p.boundary);
         if (p.z_split()) pays = comm::min(std::int64_t(pays ? 1 : 0)) == 1;
         if (!pays) temporal_ = false, fused_ = 1;
       }

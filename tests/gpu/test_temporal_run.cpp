@@ -181,37 +181,42 @@ TEST(TemporalRunCut, SingleStepsWhereTheyFillNothing) {
 
 // stencil.temporal_steps = 0: passes where cuda::temporal_pays says fusing beats the single step
 // on this GPU (heat R = 1 fp32 on an H100 and an H200), the single-step kernels where it does not
-// (R = 4 on both); either way the steps end where --tiling shared's end, bit for bit.
+// (R = 4 on both; R = 2 with fixed boundaries on an H200), never where a periodic run would not;
+// either way the steps end where --tiling shared's end, bit for bit.
 TEST(TemporalRunDefault, FusesWhereThePassPays) {
 #if !TIERSIM_HAVE_CUDA
   GTEST_SKIP() << "built without CUDA";
 #else
   const DeviceInfo d = query_device();
   if (!d.usable) GTEST_SKIP() << "no usable GPU: " << d.why_not;
-  for (int R : {1, 2, 3, 4}) {
-    const RunCase rc{"heat", R, false, false};
-    const Case ct = Case::parse(case_text(rc, "temporal"), "temporal.toml");
-    const Case cs = Case::parse(case_text(rc, "shared"), "shared.toml");
-    auto temporal = make_stencil_model(ct, strategy_from_case(ct));
-    auto single = make_stencil_model(cs, strategy_from_case(cs));
-    const double dt = ct.get_float("run.dt");
-    const bool pays = cuda::temporal_pays(Equation::Heat, R, false);
-    if (R == 4) {
-      EXPECT_FALSE(pays) << "fusing at R = 4 measured 0.15-0.23x on an H100";
+  for (const bool fixed : {false, true})
+    for (int R : {1, 2, 3, 4}) {
+      const RunCase rc{"heat", R, false, fixed};
+      const Case ct = Case::parse(case_text(rc, "temporal"), "temporal.toml");
+      const Case cs = Case::parse(case_text(rc, "shared"), "shared.toml");
+      auto temporal = make_stencil_model(ct, strategy_from_case(ct));
+      auto single = make_stencil_model(cs, strategy_from_case(cs));
+      const double dt = ct.get_float("run.dt");
+      const bool pays = cuda::temporal_pays(Equation::Heat, R, false, fixed ? Boundary::Fixed : Boundary::Periodic);
+      if (R == 4) {
+        EXPECT_FALSE(pays) << "fusing at R = 4 measured 0.15-0.23x on an H100";
+      }
+      if (fixed && pays) {
+        EXPECT_TRUE(cuda::temporal_pays(Equation::Heat, R, false, Boundary::Periodic)) << "R = " << R;
+      }
+      for (int done = 0; done < 20;) done += int(temporal->advance(dt, 20 - done));
+      for (int i = 0; i < 20; ++i) single->step(dt);
+      bool saw_temporal_kernel = false;
+      for (const KernelRecord& r : temporal->take_records())
+        saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
+      EXPECT_EQ(saw_temporal_kernel, pays) << "R = " << R << (fixed ? ", fixed" : ", periodic");
+      const bool said = temporal->describe().find(pays ? "steps a temporal pass" : "single steps") != std::string::npos;
+      EXPECT_TRUE(said) << temporal->describe();
+      const ModelState a = temporal->save_state(), b = single->save_state();
+      ASSERT_EQ(a.arrays.size(), b.arrays.size());
+      for (std::size_t f = 0; f < a.arrays.size(); ++f)
+        EXPECT_TRUE(a.arrays[f].second == b.arrays[f].second) << a.arrays[f].first << ", R = " << R;
     }
-    for (int done = 0; done < 20;) done += int(temporal->advance(dt, 20 - done));
-    for (int i = 0; i < 20; ++i) single->step(dt);
-    bool saw_temporal_kernel = false;
-    for (const KernelRecord& r : temporal->take_records())
-      saw_temporal_kernel |= r.kernel.find("_temporal_") != std::string::npos;
-    EXPECT_EQ(saw_temporal_kernel, pays) << "R = " << R;
-    const bool said = temporal->describe().find(pays ? "steps a temporal pass" : "single steps") != std::string::npos;
-    EXPECT_TRUE(said) << temporal->describe();
-    const ModelState a = temporal->save_state(), b = single->save_state();
-    ASSERT_EQ(a.arrays.size(), b.arrays.size());
-    for (std::size_t f = 0; f < a.arrays.size(); ++f)
-      EXPECT_TRUE(a.arrays[f].second == b.arrays[f].second) << a.arrays[f].first << ", R = " << R;
-  }
 #endif
 }
 
