@@ -84,7 +84,8 @@ void append_stencil_keys(std::vector<KeySpec>& k) {
        -kBig, kBig, false, equation_names()},
       {"stencil.force", T::Bool, "false", "run even when run.dt exceeds the explicit stability limit"},
       {"stencil.temporal_steps", T::Int, "0",
-       "tiling = temporal: time steps one pass fuses (0: chosen per equation, radius, grid and device)", 0, 8},
+       "tiling = temporal: time steps one pass fuses (0: chosen per equation, radius, boundary, grid and device)", 0,
+       8},
   };
   k.insert(k.end(), keys.begin(), keys.end());
   StencilEquations::for_each([&](auto eq) { append_equation_keys<decltype(eq)>(k); });

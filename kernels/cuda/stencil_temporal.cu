@@ -979,7 +979,7 @@ bool temporal_pays(Equation eq, int R, bool fp64, Boundary bc) {
   const double bytes_per_sm_cycle =
       measure_device_copy_gbs() / (double(std::max(1, d.sm_count)) * std::max(1, d.clock_khz) * 1e-6);
   // A predicted gain within 3% of even is not taken: the wave fp64 at R = 2 on an H200, predicted
-  // 1.002x, ran 2.7% faster than single steps with diagnostics every 1,000 steps and 2.8% slower
+  // 1.002x, ran 2.8% faster than single steps with diagnostics every 1,000 steps and 2.8% slower
   // with the case's every 25 (docs/performance.md, "Temporal blocking").
   return gain * kH100BytesPerSmCycle / bytes_per_sm_cycle > 1.03;
 }
