@@ -9,6 +9,7 @@
 #include <sstream>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "base/comm.hpp"
 #include "base/error.hpp"
@@ -57,12 +58,14 @@ std::vector<Combination> combinations(const CompareOptions& o) {
   return out;
 }
 
-// Refused before anything runs, in one line: a value given twice, and a list of a flag that does
+// Refused before anything runs, in one line: a value given twice, a list of a flag that does
 // not change the case's model (--layout on a stencil case, --coeffs on an N-body one), whose
-// combinations would all run the same kernels under other names.
+// combinations would all run the same kernels under other names, and a value of the other model
+// (--tiling temporal on an N-body case), whose combination could not run.
 void check_lists(const CompareOptions& o, ModelMask model) {
-  for_each_flag([&](auto flag, auto) {
+  for_each_flag([&](auto flag, auto member) {
     using F = decltype(flag);
+    using E = std::remove_cvref_t<decltype(Strategy{}.*member)>;
     const auto it = o.lists.find(F::key);
     if (it == o.lists.end() || it->second.empty()) return;
     const std::string opt = flag_option(F::key);
@@ -70,8 +73,12 @@ void check_lists(const CompareOptions& o, ModelMask model) {
       throw Error(opt + ": does not change the kernels of a" + (model == kNbody ? "n N-body" : " stencil") +
                   " case (it is a flag of " + (F::models == kNbody ? "N-body" : "stencil") + " cases)");
     std::set<std::string> seen;
-    for (const auto& v : it->second)
+    for (const auto& v : it->second) {
       if (!seen.insert(v).second) throw Error(opt + ": '" + v + "' is given twice");
+      if (!(value_models(parse_flag<E>(v, opt)) & model))
+        throw Error(opt + ": '" + v + "' is a strategy of the " + (model == kNbody ? "stencil" : "N-body") +
+                    " model; this case is run.model = \"" + (model == kNbody ? "nbody" : "stencil") + "\"");
+    }
   });
 }
 

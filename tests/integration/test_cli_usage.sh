@@ -88,6 +88,8 @@ one_line_error "--layout: does not change the kernels of a stencil case (it is a
   compare cases/heat.toml --backend cpu --layout aos,soa --out "$WORK/cmp"
 one_line_error "--coeffs: does not change the kernels of an N-body case (it is a flag of stencil cases)" \
   compare cases/plummer.toml --backend cpu --coeffs constant,global --out "$WORK/cmp"
+one_line_error "--tiling: 'temporal' is a strategy of the stencil model; this case is run.model = \"nbody\"" \
+  compare cases/plummer.toml --backend cpu --tiling none,temporal --out "$WORK/cmp"
 [ ! -e "$WORK/cmp" ] || { echo "FAIL: a refused compare made $WORK/cmp"; fail=1; }
 one_line_error "--format: empty list (expected xdmf, vtk or xdmf,vtk)" run cases/heat.toml --backend cpu --format '' \
   --out "$WORK/fmt"
