@@ -357,13 +357,25 @@ int run_compare(const CompareOptions& o) {
     const std::string png = (fs::path(dir) / "compare.png").string();
     if (script.empty()) {
       std::printf("chart: scripts/plot not found; skipped\n");
+    } else if (first_step_ms == 0) {
+      std::printf("chart: not drawn (no combination ran)\n");
     } else {
+      // scripts/plot's own words where it fails (its last line: a missing matplotlib, say).
       const std::string cmd = "/usr/bin/python3 '" + script + "' compare '" + (fs::path(dir) / "compare.csv").string() +
-                              "' -o '" + png + "' >/dev/null 2>&1";
-      if (std::system(cmd.c_str()) == 0)
+                              "' -o '" + png + "' 2>&1 >/dev/null";
+      std::string said;
+      int status = -1;
+      if (FILE* p = ::popen(cmd.c_str(), "r")) {
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, p))
+          if (buf[0] != '\n') said = buf;
+        status = ::pclose(p);
+      }
+      if (!said.empty() && said.back() == '\n') said.pop_back();
+      if (status == 0)
         std::printf("chart: %s\n", png.c_str());
       else
-        std::printf("chart: not drawn (needs /usr/bin/python3 with matplotlib): %s\n", cmd.c_str());
+        std::printf("chart: not drawn (%s): %s\n", said.empty() ? "scripts/plot failed" : said.c_str(), cmd.c_str());
     }
   }
   return code;

@@ -32,6 +32,12 @@ if "$TIERSIM" info | grep -q "GPU: none usable"; then
     echo "ok: a compare where nothing ran exits 1, and perf-tables says so"
   else echo "FAIL: compare with nothing runnable: exit $rc, perf-tables: $tables"; fail=1; fi
 fi
+# No combination ran (a grid too large for host memory): no chart is attempted, and the run says why.
+out=$("$TIERSIM" compare cases/heat.toml --backend cpu --steps 2 --warmup 1 --set grid.n=100000 --set stencil.force=true \
+      --out "$WORK/none" 2>&1); rc=$?
+if [ $rc -eq 1 ] && echo "$out" | grep -qx "chart: not drawn (no combination ran)" && [ ! -e "$WORK/none/compare.png" ]; then
+  echo "ok: no chart where no combination ran"
+else echo "FAIL: compare with nothing run: exit $rc: $out"; fail=1; fi
 # Combinations that run the same kernels run once: the CPU backend has one stencil kernel whatever
 # the tiling, so tiling=shared is reported as the same kernels as tiling=none, and not run again.
 out=$("$TIERSIM" compare cases/heat.toml --backend cpu --tiling none,shared --steps 2 --warmup 1 --set grid.n=16 \
