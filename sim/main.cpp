@@ -187,8 +187,8 @@ int run_command_line(int argc, char** argv) {
   run->add_flag("--quiet,-q", ro.quiet, "no progress line or summary table");
   bool no_snapshots = false;
   run->add_flag("--no-snapshots", no_snapshots,
-                "write no snapshots or checkpoints, only telemetry.csv and summary.json (figures only: a scaling "
-                "study, a benchmark; such a run cannot be restarted)")
+                "write no snapshots or checkpoints: telemetry.csv, summary.json and the diagnostics' time series "
+                "in snapshots.h5 only (figures only: a scaling study, a benchmark; such a run cannot be restarted)")
       ->excludes(restart_opt);
 
   auto* info = app.add_subcommand("info", "Build options, OpenMP threads and GPU properties");

@@ -679,7 +679,10 @@ RunResult run_case(const RunOptions& options) {
         restart ? " (steps " + std::to_string(first_step) + " to " + std::to_string(step) + ")" : std::string();
     std::printf("%s", wall.text(std::string(interrupted ? "stopped after" : "finished"), conservation + from).c_str());
   }
-  if (!o.silent) std::printf("output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n", dir.c_str());
+  if (!o.silent)
+    std::printf(o.state_output ? "output: %s (snapshots.h5, snapshots.xmf, telemetry.csv, summary.json)\n"
+                               : "output: %s (telemetry.csv, summary.json; snapshots.h5: the diagnostics only)\n",
+                dir.c_str());
   if (interrupted && !o.silent)
     std::fprintf(stderr, "tiersim: stopped by %s at step %lld: its snapshot, checkpoint and summary are written\n",
                  signal_name(stop_sig), static_cast<long long>(step));
