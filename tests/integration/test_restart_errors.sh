@@ -159,6 +159,11 @@ foreign "an fp64 checkpoint in an fp32 run" 'strategy.precision = "fp64" in the 
 foreign "a 32-body checkpoint in a 64-body run" "nbody.count = 32 in the checkpoint, 64 in its step files" "$WORK/nb" "$WORK/nb32"
 foreign "a checkpoint of another dt" "run.dt = 0.005 in the checkpoint, 0.01 in its step files" "$WORK/nb" "$WORK/nbdt"
 
+# A run under --no-snapshots wrote no checkpoint: its restart says so.
+"$TIERSIM" run "${NB[@]}" --steps 4 --no-snapshots --out "$WORK/nosnap" >/dev/null 2>&1
+refused "--restart of a --no-snapshots run" "no checkpoint.h5: the run wrote none (--no-snapshots, or a compare)" \
+  "$WORK/nosnap" run --restart "$WORK/nosnap" --steps 8 -q
+
 # ---- A restart continues the same run: only its length and output cadences may change ----------
 
 cp -a "$WORK/nb" "$WORK/nb_keep"
