@@ -201,6 +201,15 @@ int run_command_line(int argc, char** argv) {
   tiersim::register_compare(app, co);
   auto* bench = app.add_subcommand("bench", "Benchmarks of the kernels, by model");
   bench->require_subcommand(1);
+  // A benchmark measures one GPU (or the host) from one process: under mpirun every rank would
+  // measure its own and print it, and write the same --csv file.
+  bench->preparse_callback([](std::size_t) {
+    if (tiersim::comm::size() > 1)
+      throw tiersim::Error(
+          "tiersim bench runs in one process (it measures one GPU, or this host); run it without "
+          "mpirun (here " +
+          std::to_string(tiersim::comm::size()) + " ranks)");
+  });
   tiersim::register_bench_nbody(*bench);
   tiersim::register_bench_stencil(*bench);
   tiersim::register_bench_l2(*bench);

@@ -169,6 +169,16 @@ if [ "$BACKEND" = cuda ]; then
   fi
 fi
 
+# tiersim bench under mpirun: one line from one rank, before anything is measured.
+out=$(run_mpi 2 "$TIERSIM" bench stencil --backend cpu --sizes 8 --radii 1 --reps 1 --csv "$WORK/bench.csv" 2>&1); rc=$?
+got=$(printf '%s\n' "$out" | grep '^tiersim')
+if [ $rc != 0 ] && [ "$got" = "tiersim: error: tiersim bench runs in one process (it measures one GPU, or this host); run it without mpirun (here 2 ranks)" ] &&
+   ! printf '%s\n' "$out" | grep -q '^backend' && [ ! -e "$WORK/bench.csv" ]; then
+  echo "ok: bench under mpirun refused in one line"
+else
+  echo "FAIL: bench under mpirun: exit $rc: $out"; fail=1
+fi
+
 # A NaN put at global index 300 (plane 4 of 8, held by rank 1 on 2 and on 3 ranks) at step 300 has
 # reached index 236 (plane 3: rank 0's on 2 ranks, rank 1's on 3) one step later: the non-finite
 # check names the same array and index as one process, from whichever rank holds it.
