@@ -1,6 +1,7 @@
 // tiersim: the command line. Subcommands: run, info, bench, keys. Every error the user can
 // cause ends here as one line "tiersim: error: ..." and a non-zero exit.
 #include <hdf5.h>
+#include <unistd.h>
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kernels/device_info.hpp"
 #include "kernels/transport.hpp"
@@ -37,42 +39,65 @@ std::string compiler_text() {
   return buf;
 }
 
+// This process's GPU: the device it selected and what the kernels are chosen from.
+std::string gpu_text() {
+  using namespace tiersim;
+  const DeviceInfo d = query_device();
+  if (!d.usable) return "GPU: none usable (" + d.why_not + ")\n";
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "GPU %d: %s, compute capability %d.%d, %d SMs, %.0f MHz\n"
+                "  memory: %s total, %s free\n"
+                "  L2: %s; persisting L2 max %s; access-policy window max %s\n"
+                "  shared memory: %s per block (opt-in), %s per SM\n"
+                "  driver %d, runtime %d\n",
+                d.ordinal, d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.clock_khz / 1000.0,
+                format_bytes(double(d.global_mem)).c_str(), format_bytes(double(d.free_mem)).c_str(),
+                format_bytes(double(d.l2_bytes)).c_str(), format_bytes(double(d.persisting_l2_max)).c_str(),
+                format_bytes(double(d.access_policy_window_max)).c_str(),
+                format_bytes(double(d.smem_optin_per_block)).c_str(), format_bytes(double(d.smem_per_sm)).c_str(),
+                d.driver_version, d.runtime_version);
+  return buf;
+}
+
+// The build, then the GPU; under mpirun rank 0 prints the build once and every rank's GPU (each
+// takes its own: select_device), in rank order, named by rank and host.
 void print_info() {
   using namespace tiersim;
-  std::printf("tiersim %s\n", TIERSIM_VERSION);
-  // What someone reporting numbers needs to say about the build.
-  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
-  H5get_libversion(&h5_major, &h5_minor, &h5_release);  // the library linked, not the headers
-  const std::string build_type = TIERSIM_BUILD_TYPE;
-  std::printf("build: %s, %s, HDF5 %u.%u.%u\n", build_type.empty() ? "no build type" : build_type.c_str(),
-              compiler_text().c_str(), h5_major, h5_minor, h5_release);
-  std::printf("backends: CUDA %s", cuda_compiled() ? "compiled in" : "not compiled in");
+  if (comm::is_root()) {
+    std::printf("tiersim %s\n", TIERSIM_VERSION);
+    // What someone reporting numbers needs to say about the build.
+    unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+    H5get_libversion(&h5_major, &h5_minor, &h5_release);  // the library linked, not the headers
+    const std::string build_type = TIERSIM_BUILD_TYPE;
+    std::printf("build: %s, %s, HDF5 %u.%u.%u\n", build_type.empty() ? "no build type" : build_type.c_str(),
+                compiler_text().c_str(), h5_major, h5_minor, h5_release);
+    std::printf("backends: CUDA %s", cuda_compiled() ? "compiled in" : "not compiled in");
 #ifdef TIERSIM_CUDA_ARCHS
-  std::printf(" (architectures %s)", TIERSIM_CUDA_ARCHS);
+    std::printf(" (architectures %s)", TIERSIM_CUDA_ARCHS);
 #endif
 #ifdef TIERSIM_HAVE_VTK
-  std::printf(", VTK output on");
+    std::printf(", VTK output on");
 #else
-  std::printf(", VTK output off");
+    std::printf(", VTK output off");
 #endif
-  std::printf(", OpenMP threads %d\n", omp_get_max_threads());
-  std::printf("ranks: %s\n", comm::library().c_str());
-  std::printf("transport between GPUs: %s\n", nccl_library().c_str());
-  const DeviceInfo d = query_device();
-  if (!d.usable) {
-    std::printf("GPU: none usable (%s)\n", d.why_not.c_str());
+    std::printf(", OpenMP threads %d\n", omp_get_max_threads());
+    std::printf("ranks: %s\n", comm::library().c_str());
+    std::printf("transport between GPUs: %s\n", nccl_library().c_str());
+  }
+  if (comm::size() == 1) {
+    std::printf("%s", gpu_text().c_str());
     return;
   }
-  std::printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.0f MHz\n", d.ordinal, d.name.c_str(), d.cc_major,
-              d.cc_minor, d.sm_count, d.clock_khz / 1000.0);
-  std::printf("  memory: %s total, %s free\n", format_bytes(double(d.global_mem)).c_str(),
-              format_bytes(double(d.free_mem)).c_str());
-  std::printf("  L2: %s; persisting L2 max %s; access-policy window max %s\n", format_bytes(double(d.l2_bytes)).c_str(),
-              format_bytes(double(d.persisting_l2_max)).c_str(),
-              format_bytes(double(d.access_policy_window_max)).c_str());
-  std::printf("  shared memory: %s per block (opt-in), %s per SM\n",
-              format_bytes(double(d.smem_optin_per_block)).c_str(), format_bytes(double(d.smem_per_sm)).c_str());
-  std::printf("  driver %d, runtime %d\n", d.driver_version, d.runtime_version);
+  constexpr std::size_t kLen = 2048;  // one rank's text, NUL-padded
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string mine = "rank " + std::to_string(comm::rank()) + " (" + host + "): " + gpu_text();
+  std::vector<char> send(kLen, '\0'), all(comm::is_root() ? kLen * std::size_t(comm::size()) : 0);
+  mine.copy(send.data(), kLen - 1);
+  comm::gather(send.data(), kLen, all.data());
+  if (comm::is_root())
+    for (int r = 0; r < comm::size(); ++r) std::printf("%s", all.data() + kLen * std::size_t(r));
 }
 
 // CLI11 reports an unknown subcommand ("tiersim frobnicate") as a missing one: name the word it

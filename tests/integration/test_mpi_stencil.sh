@@ -169,6 +169,15 @@ if [ "$BACKEND" = cuda ]; then
   fi
 fi
 
+# tiersim info under mpirun: the build once, then every rank's GPU in rank order.
+out=$(run_mpi 2 "$TIERSIM" info 2>&1)
+if [ "$(printf '%s\n' "$out" | grep -c '^build: ')" = 1 ] && [ "$(printf '%s\n' "$out" | grep -c '^rank ')" = 2 ] &&
+   printf '%s\n' "$out" | grep '^rank ' | head -1 | grep -q '^rank 0 (' &&
+   printf '%s\n' "$out" | grep '^rank ' | tail -1 | grep -q '^rank 1 ('; then
+  echo "ok: info under mpirun: the build once, each rank's GPU"
+else
+  echo "FAIL: info under mpirun: $out"; fail=1
+fi
 # tiersim bench under mpirun: one line from one rank, before anything is measured.
 out=$(run_mpi 2 "$TIERSIM" bench stencil --backend cpu --sizes 8 --radii 1 --reps 1 --csv "$WORK/bench.csv" 2>&1); rc=$?
 got=$(printf '%s\n' "$out" | grep '^tiersim')
