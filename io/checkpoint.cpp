@@ -120,10 +120,6 @@ Checkpoint read_checkpoint(const std::string& dir, bool arrays) {
     case PathType::File:
       break;
     case PathType::Missing:
-      // A run that ended (its summary written) without one ran with --no-snapshots.
-      if (path_type((fs::path(dir) / "summary.json").string()) == PathType::File)
-        throw Error(dir +
-                    ": no checkpoint.h5: the run wrote none (--no-snapshots, or a compare), so it cannot be continued");
       throw Error(dir + ": not a tiersim run directory with a checkpoint (no checkpoint.h5)");
     case PathType::Link:
       throw Error(path + ": is a symbolic link; a run's files are never links (not continuing from it)");

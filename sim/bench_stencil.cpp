@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device_info.hpp"
 #include "base/host_memory.hpp"
+#include "base/strategy.hpp"
+#include "kernels/device_info.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/bench.hpp"
 #include "sim/bench_csv.hpp"
 #include "sim/bench_inputs.hpp"
 #include "sim/cli_checks.hpp"
-#include "base/strategy.hpp"
 #include "sim/model.hpp"
 
 namespace tiersim {

@@ -360,12 +360,13 @@ int run_compare(const CompareOptions& o) {
     } else if (first_step_ms == 0) {
       std::printf("chart: not drawn (no combination ran)\n");
     } else {
-      // scripts/plot's own words where it fails (its last line: a missing matplotlib, say).
+      // scripts/plot's own words where it fails (its last line: a missing matplotlib, say); the
+      // command is printed as the user can run it again.
       const std::string cmd = "/usr/bin/python3 '" + script + "' compare '" + (fs::path(dir) / "compare.csv").string() +
-                              "' -o '" + png + "' 2>&1 >/dev/null";
+                              "' -o '" + png + "'";
       std::string said;
       int status = -1;
-      if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      if (FILE* p = ::popen((cmd + " 2>&1 >/dev/null").c_str(), "r")) {
         char buf[512];
         while (std::fgets(buf, sizeof buf, p))
           if (buf[0] != '\n') said = buf;

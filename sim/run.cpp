@@ -125,6 +125,10 @@ RunResult run_case(const RunOptions& options) {
     comm::on_every_rank([&] {
       if (!root) return;
       const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
+      // A run that ended (its summary written) without a checkpoint wrote no state.
+      if (!has_checkpoint && path_type((fs::path(o.restart_dir) / "summary.json").string()) == PathType::File)
+        throw Error(o.restart_dir + ": no " + kCheckpointName +
+                    ": the run wrote none (--no-snapshots, or a compare), so it cannot be continued");
       if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
         lock = RunLock(o.restart_dir, has_checkpoint, "not continuing it (nothing was changed)");
     });

@@ -939,15 +939,15 @@ namespace {
 // The pass's speedup over the whole single step (the update, and its halo fill where it has one),
 // measured at 512^3 on an NVIDIA H100 80GB HBM3: R = 1, 2 at commit 374c2b2 (heat fp32 at R = 2
 // with its exchange rings, Geo::XR), R = 3, 4 at 2e90bfd (docs/performance.md, "Temporal blocking").
-// fixed: the share of it fixed boundaries keep, measured on an NVIDIA H200 with the kernels of
-// commit 5c64d6f (the speedup of `tiersim run` with grid.boundary = "fixed" over that of a periodic
-// run, each from the median pass and single step in telemetry.csv; 0: not measured, where the
-// H200 does not fuse by default).
+// fixed_share: the share of it fixed boundaries keep, measured on an NVIDIA H200 with the kernels
+// of commit 5c64d6f (the speedup of `tiersim run` with grid.boundary = "fixed" over that of a
+// periodic run, each from the median pass and single step in telemetry.csv; 0: not measured,
+// where the H200 does not fuse by default).
 struct MeasuredGain {
   int eq, R, fp64;
-  double speedup, fixed;
+  double speedup, fixed_share;
 };
-constexpr MeasuredGain kH100Gains[] = {
+constexpr MeasuredGain kMeasuredGains[] = {
     {kHeat, 1, 0, 2.42, 0.746},      {kHeat, 2, 0, 1.47, 0.833}, {kHeat, 3, 0, 0.75, 0}, {kHeat, 4, 0, 0.26, 0},
     {kWave, 1, 0, 2.16, 0.804},      {kWave, 2, 0, 1.26, 0},     {kWave, 3, 0, 0.47, 0}, {kWave, 4, 0, 0.18, 0},
     {kHeat, 1, 1, 2.22, 0.804},      {kHeat, 2, 1, 1.33, 0},     {kHeat, 3, 1, 0.65, 0}, {kHeat, 4, 1, 0.25, 0},
@@ -961,7 +961,7 @@ constexpr double kH100BytesPerSmCycle = 2795.0 / (132 * 1.98);
 // The entry's figure, else the least one measured at this radius, else the least measured.
 double measured(int e, int R, bool fp64, double MeasuredGain::*field) {
   double at_r = 0, anywhere = 0;
-  for (const MeasuredGain& g : kH100Gains) {
+  for (const MeasuredGain& g : kMeasuredGains) {
     if (g.*field <= 0) continue;
     if (g.eq == e && g.R == R && g.fp64 == int(fp64)) return g.*field;
     if (g.R == R) at_r = at_r > 0 ? std::min(at_r, g.*field) : g.*field;
@@ -974,7 +974,7 @@ double measured(int e, int R, bool fp64, double MeasuredGain::*field) {
 bool temporal_pays(Equation eq, int R, bool fp64, Boundary bc) {
   const int e = eq_index(eq);
   double gain = measured(e, R, fp64, &MeasuredGain::speedup);
-  if (bc == Boundary::Fixed) gain *= measured(e, R, fp64, &MeasuredGain::fixed);
+  if (bc == Boundary::Fixed) gain *= measured(e, R, fp64, &MeasuredGain::fixed_share);
   const DeviceInfo d = query_device();
   const double bytes_per_sm_cycle =
       measure_device_copy_gbs() / (double(std::max(1, d.sm_count)) * std::max(1, d.clock_khz) * 1e-6);

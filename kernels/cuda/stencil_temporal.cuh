@@ -72,7 +72,7 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 // Whether fusing steps beats the single-step kernels on this device, for the run's default
 // (stencil.temporal_steps = 0; a step count asked for is always honoured). A pass is bound by the
 // SMs and takes the same time on an H100 and an H200, while the single step follows the memory
-// bandwidth: the speedup measured on an H100 (512^3, kH100Gains) scales with the device's copy
+// bandwidth: the speedup measured on an H100 (512^3, kMeasuredGains) scales with the device's copy
 // bandwidth per SM cycle (measure_device_copy_gbs, cached per device) against the H100's, and the
 // run fuses where that predicts a gain. Where the equation and precision were not measured at
 // that radius, the least speedup measured there stands for them. Fixed boundaries keep a share

@@ -8,8 +8,9 @@
 # The runs on several ranks record their halo exchanges in telemetry. A NaN is found at the same
 # global index on 1, 2 and 3 ranks. Each rank writes its slab to a part file of its own, which the
 # step files and the checkpoint name (virtual datasets). A slab thinner than R, and --format vtk,
-# are refused with one line, and nothing is written. `tiersim compare` runs on the ranks too. CPU backend (TIERSIM_TEST_BACKEND=cuda: the
-# CUDA engines, tests/integration/mpi.sh).
+# are refused with one line, and nothing is written. `tiersim compare` runs on the ranks too;
+# `tiersim info` lists each rank's GPU once, and `tiersim bench` is refused. CPU backend
+# (TIERSIM_TEST_BACKEND=cuda: the CUDA engines, tests/integration/mpi.sh).
 set -u
 source "$(dirname "$0")/prologue.sh"
 source "$(dirname "$0")/mpi.sh"
