@@ -124,9 +124,12 @@ RunResult run_case(const RunOptions& options) {
     if (!fs::is_directory(o.restart_dir, ec)) throw Error(o.restart_dir + ": no such run directory");
     comm::on_every_rank([&] {
       if (!root) return;
-      const bool has_checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string()) == PathType::File;
-      // A run that ended (its summary written) without a checkpoint wrote no state.
-      if (!has_checkpoint && path_type((fs::path(o.restart_dir) / "summary.json").string()) == PathType::File)
+      const PathType checkpoint = path_type((fs::path(o.restart_dir) / kCheckpointName).string());
+      const bool has_checkpoint = checkpoint == PathType::File;
+      // A run that ended (its summary written) without a checkpoint wrote no state (a checkpoint
+      // that is something else, a link say, is refused as such by read_checkpoint).
+      if (checkpoint == PathType::Missing &&
+          path_type((fs::path(o.restart_dir) / "summary.json").string()) == PathType::File)
         throw Error(o.restart_dir + ": no " + kCheckpointName +
                     ": the run wrote none (--no-snapshots, or a compare), so it cannot be continued");
       if (has_checkpoint || path_type((fs::path(o.restart_dir) / kLockName).string()) != PathType::Missing)
