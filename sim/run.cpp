@@ -193,7 +193,17 @@ RunResult run_case(const RunOptions& options) {
   set_telemetry_step(0);  // what the model's set-up launches belongs to
   std::unique_ptr<Model> model =
       model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
-  startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
+  // The model's own parts where it reports them, the rest (the case, the checks) apart.
+  const auto model_parts = model->startup_parts();
+  if (model_parts.empty()) {
+    startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
+  } else {
+    double in_parts = 0;
+    for (const auto& p : model_parts) in_parts += p.second;
+    startup_part(restart ? "case, checks and checkpoint read" : "case and checks");
+    startup_parts.back().second = std::max(0.0, startup_parts.back().second - in_parts);
+    startup_parts.insert(startup_parts.end(), model_parts.begin(), model_parts.end());
+  }
   if (snap_options.formats.vtk && o.state_output && !model->gathers_whole_state() && comm::size() > 1)
     throw Error("--format vtk: VTK files hold whole grids, and on " + std::to_string(comm::size()) +
                 " ranks each rank writes its slab of the grid; run on one rank, or without --format vtk (ParaView "

@@ -1,7 +1,9 @@
 // HostBuffer (kernels/staging.hpp) and the engines' Stager (staging.cuh).
 #include "kernels/cuda/staging.cuh"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <map>
 #include <mutex>
@@ -243,6 +245,52 @@ std::unique_ptr<CopyInFlight> Stager::stage_box(const void* base, std::size_t el
   c->finish(copy_);
   TIERSIM_CUDA_CHECK(cudaEventRecord(slot.done, copy_), what);
   return c;
+}
+
+PlaneUploader::PlaneUploader(std::size_t plane_bytes, int planes) : plane_bytes_(plane_bytes) {
+  if (plane_bytes == 0 || planes <= 0) return;
+  // About 16 MB a buffer, whole planes: page-locking costs about 0.2 s per GB, so the two cost a
+  // few ms, and a buffer stays in the caches while the threads fill it.
+  constexpr std::size_t kChunkBytes = std::size_t(16) << 20;
+  chunk_ = int(std::clamp<std::size_t>(kChunkBytes / plane_bytes, 1, std::size_t(planes)));
+  const std::size_t bytes = std::size_t(chunk_) * plane_bytes;
+  for (Buf& b : bufs_) {
+    if (cudaMallocHost(&b.ptr, bytes) == cudaSuccess) {
+      b.pinned = true;
+    } else {
+      (void)cudaGetLastError();  // page-locking can fail (limits): pageable memory, copied at a lower rate
+      b.ptr = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+      if (!b.ptr) throw Error("out of host memory for the upload's buffers (" + format_bytes(double(bytes)) + ")");
+    }
+    std::memset(b.ptr, 0, bytes);
+    TIERSIM_CUDA_CHECK(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming), "the upload's buffers");
+  }
+}
+
+PlaneUploader::~PlaneUploader() {
+  for (Buf& b : bufs_) {
+    if (b.done) cudaEventDestroy(b.done);
+    if (b.pinned)
+      cudaFreeHost(b.ptr);
+    else
+      std::free(b.ptr);
+  }
+}
+
+void PlaneUploader::upload(void* dst, int planes, const std::function<void(int first, int count, void* buf)>& fill,
+                           cudaStream_t s, const char* what) {
+  for (int first = 0, c = 0; first < planes; first += chunk_, ++c) {
+    // The buffer's copy before (two chunks back, or an earlier upload's) is done.
+    Buf& b = bufs_[c % 2];
+    TIERSIM_CUDA_CHECK(cudaEventSynchronize(b.done), what);
+    const int count = std::min(chunk_, planes - first);
+    fill(first, count, b.ptr);
+    TIERSIM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + std::size_t(first) * plane_bytes_, b.ptr,
+                                       std::size_t(count) * plane_bytes_, cudaMemcpyHostToDevice, s),
+                       what);
+    TIERSIM_CUDA_CHECK(cudaEventRecord(b.done, s), what);
+  }
+  TIERSIM_CUDA_CHECK(cudaStreamSynchronize(s), what);
 }
 
 std::unique_ptr<CopyInFlight> Stager::stage_flat(const void* src, std::size_t bytes, void* dst, const char* what) {

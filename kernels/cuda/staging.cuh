@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,35 @@
 #include "kernels/staging.hpp"
 
 namespace tiersim::cuda {
+
+// Host-to-device, the other way: whole planes through two page-locked buffers of about 16 MB,
+// which the threads fill in turn while the other crosses the link at the page-locked rate; no host
+// copy of the whole grid is made (its pages first touched, then sent from pageable memory). The
+// buffers are page-locked when the engine is made, before the output staging buffers are on a
+// thread of their own: page-locking meanwhile would wait for those.
+class PlaneUploader {
+ public:
+  PlaneUploader(std::size_t plane_bytes, int planes);  // planes: the most one upload sends
+  ~PlaneUploader();
+  PlaneUploader(const PlaneUploader&) = delete;
+  PlaneUploader& operator=(const PlaneUploader&) = delete;
+
+  // `planes` runs of the plane's bytes into dst (one run of memory), each chunk of planes made by
+  // fill(first, count, buf) (zero wherever fill writes nothing, and the same places every time).
+  // Returns once the copies are done.
+  void upload(void* dst, int planes, const std::function<void(int first, int count, void* buf)>& fill, cudaStream_t s,
+              const char* what);
+
+ private:
+  struct Buf {
+    void* ptr = nullptr;
+    bool pinned = false;
+    cudaEvent_t done = nullptr;  // its last copy finished
+  };
+  std::size_t plane_bytes_ = 0;
+  int chunk_ = 0;  // planes a buffer holds
+  Buf bufs_[2];
+};
 
 class Stager {
  public:

@@ -127,6 +127,7 @@ class StencilCuda final : public StencilEngine {
     // Padding and halos start as zeros: nothing uninitialised reaches a kernel.
     TIERSIM_CUDA_CHECK(cudaMemset(arena_.data(), 0, arena_.bytes()), what);
     for (int g = 0; g < ngrids; ++g) views_.push_back(spec_.view(reinterpret_cast<T*>(grid_base(g))));
+    uploader_ = std::make_unique<cuda::PlaneUploader>(std::size_t(spec_.plane()) * sizeof(T), p.nz);
     // With a previous level: u(t) and u(t - dt) in grids 0 and 1, swapped every step; without:
     // group A holds the fields, group B the next step's.
     for (int f = 0; f < kStateFields; ++f) cur_.push_back(f);
@@ -158,14 +159,28 @@ class StencilCuda final : public StencilEngine {
   using StencilEngine::upload;
   void upload(int field, const double* v, std::size_t n) override {
     check_field(field, n);
-    // The grid whole (zeros in the halos and padding), made by the OpenMP threads from first touch on.
-    const HostGrid<T> host(p_.nx, p_.ny, p_.nz, p_.radius);
-    host.set_interior(v);
     // The kernels prepared by now: the state's first copy, and all that follows it (the run's
     // figures of the copy bandwidth among them), shares the device with nothing else.
     wait_prepared();
-    TIERSIM_CUDA_CHECK(cudaMemcpy(grid_base(cur_[field]), host.data(), spec_.bytes(), cudaMemcpyHostToDevice),
-                       "stencil field upload");
+    // The grid zeroed (halos and padding), then its interior planes converted by the OpenMP
+    // threads into whole padded planes, chunk by chunk, and sent while the next is made.
+    char* const base = static_cast<char*>(grid_base(cur_[field]));
+    TIERSIM_CUDA_CHECK(cudaMemsetAsync(base, 0, spec_.bytes(), stream_), "stencil field upload");
+    const std::ptrdiff_t plane = spec_.plane(), pitch = spec_.pitch, row0 = spec_.xoff + p_.radius * pitch;
+    const int nx = p_.nx, ny = p_.ny;
+    uploader_->upload(
+        base + std::size_t(spec_.plane_start(0)) * sizeof(T), p_.nz,
+        [&](int first, int count, void* buf) {
+          T* const planes = static_cast<T*>(buf);
+#pragma omp parallel for collapse(2) schedule(static)
+          for (int k = 0; k < count; ++k)
+            for (int j = 0; j < ny; ++j) {
+              T* const row = planes + k * plane + row0 + j * pitch;
+              const double* const src = v + (std::size_t(first + k) * std::size_t(ny) + std::size_t(j)) * nx;
+              for (int i = 0; i < nx; ++i) row[i] = T(src[i]);
+            }
+        },
+        stream_, "stencil field upload");
     ++state_version_;
     fixed_halos_ready_ = x_halos_current_ = false;  // the upload wrote zeros over that grid's halo
   }
@@ -791,6 +806,7 @@ class StencilCuda final : public StencilEngine {
   cuda::L2Window l2_{stream_, s_.l2_persist, s_.l2_persist_bytes, hot_bytes_max(), "the stencil fields", s_.tuning};
   cuda::LaunchTimer timer_{stream_, &l2_, s_.tuning};
   cuda::Stager stager_{stream_};
+  std::unique_ptr<cuda::PlaneUploader> uploader_;  // upload's buffers, page-locked with the engine
   // The halo exchange's stream (several ranks), at the device's highest priority so that its
   // transfers get SMs beside a running update; its records; the events that order it.
   cuda::OwnedStream owned_comm_{cudaStreamNonBlocking, cuda::OwnedStream::Priority::Highest};
