@@ -40,7 +40,7 @@ class HostBuffer {
 };
 
 // Pins `count` more blocks of `bytes` ahead of use, for the HostBuffers of later outputs (on the
-// GPU, page-locking costs about 0.2 s per GB when an output asks for it; without a GPU: nothing).
+// GPU, page-locking costs about 0.06 s per GB when an output asks for it; without a GPU: nothing).
 void reserve_host_buffers(std::size_t bytes, int count);
 // The same on a thread of its own (for the calling thread's device), returning at once: the
 // first output's staging then overlaps the work before it (the initial state). A HostBuffer, or

@@ -187,7 +187,7 @@ class StencilModel final : public Model {
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_, tuning) : make_stencil_cpu(s_, p_);
     part("device and engine");
     // The staging buffers of the outputs in flight (stage_output) are page-locked behind the
-    // initial state, on a thread of their own: about 0.2-0.5 s per GB.
+    // initial state, on a thread of their own: about 0.06 s per GB.
     if (output) {
       const std::size_t scalar = s_.precision == Precision::Fp64 ? sizeof(double) : sizeof(float);
       // A run's outputs are staged in parts: each rank its slab.
@@ -351,7 +351,7 @@ class StencilModel final : public Model {
     }
     // Up to run.output_slots outputs wait for the writer while the next is staged: the buffers
     // of all of them are pinned in start-up (behind the initial state, or here at the first
-    // output), not on a later output's step (page-locking takes about 0.2 s per GB). With slots
+    // output), not on a later output's step (page-locking takes about 0.06 s per GB). With slots
     // sized from memory, those of the default.
     const std::size_t field_bytes = std::size_t(parts ? p_.points() : g_.points()) * scalar;
     if (!reserved_) reserve_host_buffers(field_bytes, kStateFields * (output_slots_ + 1)), reserved_ = true;
