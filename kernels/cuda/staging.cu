@@ -47,8 +47,9 @@ void unlock_pages(void* p) noexcept {
 }
 
 // Locked blocks of released buffers, by size, for the next output's staging: locking a block
-// costs time and unlocking synchronises the device, so every snapshot would pay both. At most kPooled blocks are kept;
-// the process's exit frees them (never destroyed: a static destructor would run after the CUDA runtime's).
+// costs time and unlocking synchronises the device, so every snapshot would pay both. At most
+// kPooled blocks are kept; the process's exit frees them (never destroyed: a static destructor
+// would run after the CUDA runtime's).
 constexpr std::size_t kPooled = 64;
 struct PinnedPool {
   std::mutex mu;
@@ -285,18 +286,19 @@ PlaneUploader::PlaneUploader(std::size_t plane_bytes, int planes) : plane_bytes_
   }
 }
 
-PlaneUploader::~PlaneUploader() {
-  for (Buf& b : bufs_) {
-    if (b.done) cudaEventDestroy(b.done);
-    if (b.pinned)
-      unlock_pages(b.ptr);
-    else
-      std::free(b.ptr);
-  }
+PlaneUploader::~PlaneUploader() = default;
+
+PlaneUploader::Buf::~Buf() {
+  if (done) cudaEventDestroy(done);
+  if (pinned)
+    unlock_pages(ptr);
+  else
+    std::free(ptr);
 }
 
 void PlaneUploader::upload(void* dst, int planes, const std::function<void(int first, int count, void* buf)>& fill,
                            cudaStream_t s, const char* what) {
+  if (planes > 0 && chunk_ == 0) throw Error(std::string(what) + ": the upload's buffers hold no plane");
   for (int first = 0, c = 0; first < planes; first += chunk_, ++c) {
     // The buffer's copy before (two chunks back, or an earlier upload's) is done.
     Buf& b = bufs_[c % 2];

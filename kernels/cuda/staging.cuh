@@ -22,10 +22,10 @@
 namespace tiersim::cuda {
 
 // Host-to-device, the other way: whole planes through two page-locked buffers of about 16 MB,
-// which the threads fill in turn while the other crosses the link at the page-locked rate; no host
-// copy of the whole grid is made (its pages first touched, then sent from pageable memory). The
-// buffers are page-locked when the engine is made, before the output staging buffers are on a
-// thread of their own: page-locking meanwhile would wait for those.
+// which the threads fill in turn while the other crosses the link at the page-locked rate, so no
+// host copy of the whole grid is made. The buffers are page-locked when the engine is made, before
+// the output staging buffers are on a thread of their own: page-locking meanwhile would wait for
+// those.
 class PlaneUploader {
  public:
   PlaneUploader(std::size_t plane_bytes, int planes);  // planes: the most one upload sends
@@ -44,6 +44,10 @@ class PlaneUploader {
     void* ptr = nullptr;
     bool pinned = false;
     cudaEvent_t done = nullptr;  // its last copy finished
+    Buf() = default;
+    Buf(const Buf&) = delete;
+    Buf& operator=(const Buf&) = delete;
+    ~Buf();
   };
   std::size_t plane_bytes_ = 0;
   int chunk_ = 0;  // planes a buffer holds
