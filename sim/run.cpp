@@ -219,6 +219,7 @@ RunResult run_case(const RunOptions& options) {
       throw Error(ckpt_path + ": " + e.what() + "; not continuing from it (nothing was changed)");
     }
     set_telemetry_step(ckpt.step);  // the diagnostics below belong to the checkpoint's step
+    startup_part("checkpoint's state loaded");
   }
   // The state the run starts from is checked before anything is written: physically absurd
   // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
