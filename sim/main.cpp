@@ -106,8 +106,9 @@ std::string subcommand_error(const CLI::App* app, const CLI::Error& e) {
   if (e.get_name() != "RequiredError" || std::string(e.what()).find("subcommand") == std::string::npos) return e.what();
   const CLI::App* at = app;  // the deepest subcommand given (tiersim bench ...)
   while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
-  std::string path = "tiersim", names;
-  for (const CLI::App* p = at; p && p->get_parent(); p = p->get_parent()) path.insert(7, " " + p->get_name());
+  std::string path, names;  // the subcommand's words ("bench: "); the caller prefixes "tiersim: error: "
+  for (const CLI::App* p = at; p && p->get_parent(); p = p->get_parent())
+    path.insert(0, p->get_name() + (path.empty() ? ": " : " "));
   for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
     names += (names.empty() ? "" : ", ") + sub->get_name();
   std::string unknown;
@@ -116,8 +117,8 @@ std::string subcommand_error(const CLI::App* app, const CLI::Error& e) {
       unknown = arg;
       break;
     }
-  if (unknown.empty()) return path + ": a subcommand is required (" + names + ")";
-  return path + ": unknown subcommand '" + unknown + "' (expected " + names + ")";
+  if (unknown.empty()) return path + "a subcommand is required (" + names + ")";
+  return path + "unknown subcommand '" + unknown + "' (expected " + names + ")";
 }
 
 // The value of an integer flag as given (text), checked against [min, max]: a refusal names the

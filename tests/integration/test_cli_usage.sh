@@ -58,9 +58,9 @@ one_line_error() {
   if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$out" | grep -c .)" -eq 1 ] && [[ "$out" == *"$expected"* ]]; then echo "ok: $expected"
   else echo "FAIL: tiersim $*: rc=$rc, expected '$expected', got: $out"; fail=1; fi
 }
-one_line_error "tiersim: unknown subcommand 'frobnicate' (expected run, info, keys, compare, bench)" frobnicate
-one_line_error "tiersim bench: unknown subcommand 'frobnicate' (expected nbody, stencil, l2)" bench frobnicate
-one_line_error "tiersim: a subcommand is required (run, info, keys, compare, bench)"
+one_line_error "tiersim: error: unknown subcommand 'frobnicate' (expected run, info, keys, compare, bench)" frobnicate
+one_line_error "tiersim: error: bench: unknown subcommand 'frobnicate' (expected nbody, stencil, l2)" bench frobnicate
+one_line_error "tiersim: error: a subcommand is required (run, info, keys, compare, bench)"
 # The benchmarks check every value before they set up a device (and on the CPU backend, where
 # the tilings and coefficient spaces do not apply, instead of ignoring them): one line each.
 one_line_error "--sizes: must be >= 1, not 0" bench stencil --backend cpu --sizes 0
