@@ -11,6 +11,7 @@
 
 #include "io/output_format.hpp"
 #include "sim/case.hpp"
+#include "sim/startup_clock.hpp"
 #include "base/strategy.hpp"
 #include "sim/telemetry.hpp"
 
@@ -94,8 +95,8 @@ class Model {
   virtual std::vector<KernelRecord> take_records(bool wait = true) = 0;
   // A short description for the start-up banner ("65536 bodies, Plummer sphere").
   virtual std::string describe() const = 0;
-  // Where the model's construction went, part by part (name, seconds), in order; empty: one part.
-  virtual std::vector<std::pair<std::string, double>> startup_parts() const { return {}; }
+  // Where the model's construction went, part by part (sim/startup_clock.hpp).
+  virtual StartupParts startup_parts() const = 0;
 
   // Restart: the exact state at a step boundary (values held in double, which is exact for fp32
   // and fp64), and its reinstatement into a freshly built model of the same case.

@@ -185,10 +185,14 @@ class NbodyModel final : public Model {
     }
     check_host_memory(bytes_per_body * n_, what);
     Bodies b = initial_bodies(c, n_);
+    startup_.part("initial state");
     engine_ = s.backend == Backend::Cuda
                   ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0}, part_)
                   : make_nbody_cpu(s, n_, p, part_);
+    startup_.part("device and engine");
     engine_->upload(b);
+    startup_.part("state uploaded");
+    // Queued: the run's initial diagnostics wait for it.
     engine_->compute_forces(true);  // the first kick needs a(x0); the run observes step 0
     diagnostics_every_ = c.get_int("run.diagnostics_every");
     steps_ = c.get_int("run.steps");
@@ -196,6 +200,7 @@ class NbodyModel final : public Model {
 
   std::string name() const override { return "nbody"; }
   std::string strategy_name() const override { return engine_->strategy_name(); }
+  StartupParts startup_parts() const override { return startup_.parts(); }
   std::string describe() const override {
     const int ranks = comm::size();
     return std::to_string(n_) + " bodies, " + ic_description(ic_) +
@@ -400,6 +405,7 @@ class NbodyModel final : public Model {
   std::optional<NbodyDiagnostics> checked_;  // this rank's diagnostics of the current state, if made
   std::string ic_;
   std::unique_ptr<NbodyEngine> engine_;
+  StartupClock startup_;  // the constructor's parts
   bool have_e0_ = false;
   double e0_ = 0;
   std::int64_t diagnostics_every_ = 0, steps_ = 0;

@@ -97,13 +97,8 @@ std::int64_t env_int(const char* name, std::int64_t fallback) {
 RunResult run_case(const RunOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();
   // Where start-up went: each part is the time since the one before.
-  std::vector<std::pair<std::string, double>> startup_parts;
-  auto startup_mark = t_start;
-  auto startup_part = [&](const char* what) {
-    const auto now = std::chrono::steady_clock::now();
-    startup_parts.emplace_back(what, std::chrono::duration<double>(now - startup_mark).count());
-    startup_mark = now;
-  };
+  StartupClock startup(t_start);
+  auto startup_part = [&](const char* what) { startup.part(what); };
   // Several ranks (mpirun): every rank takes the steps on its part of the state; rank 0 alone
   // speaks and writes the run directory (the state is gathered to it for output).
   const bool root = comm::is_root();
@@ -193,17 +188,8 @@ RunResult run_case(const RunOptions& options) {
   set_telemetry_step(0);  // what the model's set-up launches belongs to
   std::unique_ptr<Model> model =
       model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
-  // The model's own parts where it reports them, the rest (the case, the checks) apart.
-  const auto model_parts = model->startup_parts();
-  if (model_parts.empty()) {
-    startup_part(restart ? "device, model and checkpoint's state" : "device, model and initial state");
-  } else {
-    double in_parts = 0;
-    for (const auto& p : model_parts) in_parts += p.second;
-    startup_part(restart ? "case, checks and checkpoint read" : "case and checks");
-    startup_parts.back().second = std::max(0.0, startup_parts.back().second - in_parts);
-    startup_parts.insert(startup_parts.end(), model_parts.begin(), model_parts.end());
-  }
+  // The model's own parts, the rest (the case, the checks) apart.
+  startup.part_around(restart ? "case, checks and checkpoint read" : "case and checks", model->startup_parts());
   if (snap_options.formats.vtk && o.state_output && !model->gathers_whole_state() && comm::size() > 1)
     throw Error("--format vtk: VTK files hold whole grids, and on " + std::to_string(comm::size()) +
                 " ranks each rank writes its slab of the grid; run on one rank, or without --format vtk (ParaView "
@@ -559,7 +545,7 @@ RunResult run_case(const RunOptions& options) {
   bool interrupted = false;  // stopped by a signal before run.steps
   startup_part(restart ? "output files" : "first output staged");
   wall.startup = seconds(t_start);
-  wall.startup_parts = std::move(startup_parts);
+  wall.startup_parts = startup.parts();
   in_steady_state = true;
   const auto loop0 = std::chrono::steady_clock::now();
   while (step < steps) {

@@ -10,7 +10,6 @@
 // rank (random initial conditions stay those of one rank); the statistics are reduced over the
 // ranks, and outputs gathered on rank 0.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <cstdio>
@@ -171,12 +170,6 @@ class StencilModel final : public Model {
       if (!c.get_bool("stencil.force")) throw Error(why + "; lower run.dt or set stencil.force = true");
       forced_ = why;
     }
-    auto mark = std::chrono::steady_clock::now();
-    auto part = [&](const char* what) {
-      const auto now = std::chrono::steady_clock::now();
-      startup_parts_.emplace_back(what, std::chrono::duration<double>(now - mark).count());
-      mark = now;
-    };
     if (s_.backend == Backend::Auto) s_.backend = resolve_backend(s_.backend);
     check_host_memory(host_bytes(c), "a " + std::to_string(g_.nx) + "x" + std::to_string(g_.ny) + "x" +
                                          std::to_string(g_.nz) + " " + Eq::kName + " run (" +
@@ -185,7 +178,7 @@ class StencilModel final : public Model {
     StencilTuning tuning;
     tuning.temporal_steps = int(c.get_int("stencil.temporal_steps"));
     eng_ = s_.backend == Backend::Cuda ? make_stencil_cuda(s_, p_, tuning) : make_stencil_cpu(s_, p_);
-    part("device and engine");
+    startup_.part("device and engine");
     // The staging buffers of the outputs in flight (stage_output) are page-locked behind the
     // initial state, on a thread of their own: about 0.06 s per GB.
     if (output) {
@@ -196,10 +189,10 @@ class StencilModel final : public Model {
     }
     // This rank's planes only (the same values as the whole grid's there).
     InitialState init = initial_state(c, g_, dt_, p_.z0, p_.nz);
-    part("initial state");
+    startup_.part("initial state");
     // On a GPU the first upload waits for the kernels' set-up (make_stencil_cuda starts it).
     for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
-    part("state uploaded");
+    startup_.part("state uploaded");
     source_ = init.source;
     // Once the run can start (an error before it stays the one line `main` prints).
     if (!forced_.empty())
@@ -239,7 +232,7 @@ class StencilModel final : public Model {
   std::string name() const override { return std::string("stencil/") + Eq::kName; }
   std::string strategy_name() const override { return eng_->strategy_name(); }
   std::string describe() const override { return describe_; }
-  std::vector<std::pair<std::string, double>> startup_parts() const override { return startup_parts_; }
+  StartupParts startup_parts() const override { return startup_.parts(); }
 
   void step(double dt) override {
     dt_ = dt;
@@ -460,8 +453,8 @@ class StencilModel final : public Model {
   double dt_;
   std::unique_ptr<StencilEngine> eng_;
   std::string describe_;
-  std::vector<std::pair<std::string, double>> startup_parts_;  // the constructor's, in order
-  std::string forced_;  // why dt is above the limit, when stencil.force let it through
+  StartupClock startup_;  // the constructor's parts
+  std::string forced_;    // why dt is above the limit, when stencil.force let it through
   double time_ = 0;
   std::optional<PointSource> source_;
   bool reserved_ = false;  // staging buffers of the outputs in flight pinned
