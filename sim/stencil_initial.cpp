@@ -28,10 +28,10 @@ struct Grid {
   std::size_t points() const { return std::size_t(p.nx) * std::size_t(p.ny) * std::size_t(nk); }
   Grid whole() const { return Grid{p}; }
 
-  // In parallel (OpenMP): each point is f of its coordinates alone, so the values are those of a
-  // serial loop (and of the whole grid's, plane for plane), and a 1024^3 grid is sampled in a
-  // fraction of a second instead of many seconds (first touch included: HostArray).
-  // f of each point's indices in the whole grid (i, j, k).
+  // f of each point's indices in the whole grid (i, j, k). In parallel (OpenMP): each point is f
+  // of its indices alone, so the values are those of a serial loop (and of the whole grid's, plane
+  // for plane), and a 1024^3 grid is sampled in a fraction of a second instead of many seconds
+  // (first touch included: HostArray).
   template <class F>
   HostArray<double> sample_points(F&& f) const {
     HostArray<double> v(points());
