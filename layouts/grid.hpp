@@ -85,6 +85,24 @@ struct GridSpec {
   GridView<T> view(T* base) const { return {base + origin_offset(), nx, ny, nz, r, pitch, plane()}; }
 };
 
+// Interior planes [first, first + count) of src (the whole interior, x fastest) into `planes`,
+// which holds those planes whole as the grid lays them out (from plane_start(first) on),
+// converting the scalar type; halos and padding are left as they are. On the OpenMP threads where
+// the including file is built with OpenMP.
+template <class T, class U>
+void set_interior_planes(const GridSpec<T>& g, T* planes, int first, int count, const U* src) {
+  const std::ptrdiff_t row0 = g.xoff + std::ptrdiff_t(g.r) * g.pitch;
+#ifdef _OPENMP
+#pragma omp parallel for collapse(2) schedule(static)
+#endif
+  for (int k = 0; k < count; ++k)
+    for (int j = 0; j < g.ny; ++j) {
+      T* const row = planes + k * g.plane() + row0 + j * g.pitch;
+      const U* const s = src + (std::size_t(first + k) * std::size_t(g.ny) + std::size_t(j)) * std::size_t(g.nx);
+      for (int i = 0; i < g.nx; ++i) row[i] = T(s[i]);
+    }
+}
+
 // Host storage of one grid, aligned, zero-filled (padding included, so nothing uninitialised
 // ever reaches a snapshot or a comparison). The zeros and the interior copies go plane by plane
 // on the OpenMP threads where the including file is built with OpenMP: a 512^3 grid in double is
@@ -116,16 +134,7 @@ class HostGrid {
   // Interior (x fastest, nx*ny*nz values) in and out, converting the scalar type.
   template <class U>
   void set_interior(const U* src) const {
-    const GridView<T> v = view();
-#ifdef _OPENMP
-#pragma omp parallel for collapse(2) schedule(static)
-#endif
-    for (int k = 0; k < v.nz; ++k)
-      for (int j = 0; j < v.ny; ++j) {
-        T* row = v.row(j, k);
-        const U* s = src + (std::size_t(k) * v.ny + j) * v.nx;
-        for (int i = 0; i < v.nx; ++i) row[i] = T(s[i]);
-      }
+    set_interior_planes(spec_, data_.get() + spec_.plane_start(0), 0, spec_.nz, src);
   }
   template <class U>
   void get_interior(U* dst) const {

@@ -162,24 +162,19 @@ class StencilCuda final : public StencilEngine {
     // The kernels prepared by now: the state's first copy, and all that follows it (the run's
     // figures of the copy bandwidth among them), shares the device with nothing else.
     wait_prepared();
-    // The grid zeroed (halos and padding), then its interior planes converted by the OpenMP
-    // threads into whole padded planes, chunk by chunk, and sent while the next is made.
+    // The z halo planes zeroed; the interior planes, with their x and y halos and padding as
+    // zeros, converted by the OpenMP threads chunk by chunk and each chunk sent while the next is
+    // made.
     char* const base = static_cast<char*>(grid_base(cur_[field]));
-    TIERSIM_CUDA_CHECK(cudaMemsetAsync(base, 0, spec_.bytes(), stream_), "stencil field upload");
-    const std::ptrdiff_t plane = spec_.plane(), pitch = spec_.pitch, row0 = spec_.xoff + p_.radius * pitch;
-    const int nx = p_.nx, ny = p_.ny;
+    const std::size_t halo_planes = std::size_t(spec_.plane_start(0)) * sizeof(T);
+    const std::size_t interior = std::size_t(spec_.plane()) * std::size_t(p_.nz) * sizeof(T);
+    TIERSIM_CUDA_CHECK(cudaMemsetAsync(base, 0, halo_planes, stream_), "stencil field upload");
+    TIERSIM_CUDA_CHECK(
+        cudaMemsetAsync(base + halo_planes + interior, 0, spec_.bytes() - halo_planes - interior, stream_),
+        "stencil field upload");
     uploader_->upload(
-        base + std::size_t(spec_.plane_start(0)) * sizeof(T), p_.nz,
-        [&](int first, int count, void* buf) {
-          T* const planes = static_cast<T*>(buf);
-#pragma omp parallel for collapse(2) schedule(static)
-          for (int k = 0; k < count; ++k)
-            for (int j = 0; j < ny; ++j) {
-              T* const row = planes + k * plane + row0 + j * pitch;
-              const double* const src = v + (std::size_t(first + k) * std::size_t(ny) + std::size_t(j)) * nx;
-              for (int i = 0; i < nx; ++i) row[i] = T(src[i]);
-            }
-        },
+        base + halo_planes, p_.nz,
+        [&](int first, int count, void* buf) { set_interior_planes(spec_, static_cast<T*>(buf), first, count, v); },
         stream_, "stencil field upload");
     ++state_version_;
     fixed_halos_ready_ = x_halos_current_ = false;  // the upload wrote zeros over that grid's halo
