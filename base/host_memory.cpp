@@ -1,5 +1,9 @@
 #include "base/host_memory.hpp"
 
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -26,6 +30,14 @@ void check_host_memory(double bytes_needed, const std::string& what) {
   if (avail > 0 && bytes_needed > 0.9 * avail)
     throw Error(what + " needs " + format_bytes(bytes_needed) + " of host memory, " + format_bytes(avail) +
                 " available");
+}
+
+void* allocate_large(std::size_t bytes) {
+  const std::size_t align = bytes < kHugePageBytes ? 4096 : kHugePageBytes;
+  const std::size_t size = (std::max<std::size_t>(bytes, 1) + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, size);
+  if (p && align == kHugePageBytes) (void)madvise(p, size, MADV_HUGEPAGE);
+  return p;
 }
 
 }  // namespace tiersim

@@ -106,7 +106,7 @@ void set_interior_planes(const GridSpec<T>& g, T* planes, int first, int count, 
 // Host storage of one grid, aligned, zero-filled (padding included, so nothing uninitialised
 // ever reaches a snapshot or a comparison). The zeros and the interior copies go plane by plane
 // on the OpenMP threads where the including file is built with OpenMP: a 512^3 grid in double is
-// a gigabyte, whose pages the threads then first touch side by side (base/host_array.hpp).
+// a gigabyte, whose (huge) pages the threads then first touch side by side (base/host_array.hpp).
 template <class T>
 class HostGrid {
  public:
@@ -116,7 +116,7 @@ class HostGrid {
     // Checked before allocating: Linux overcommits, so a huge grid would otherwise die later.
     check_host_memory(double(bytes), "a " + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
                                          " grid with halo " + std::to_string(r));
-    void* p = std::aligned_alloc(kRowAlignBytes, bytes);
+    void* p = allocate_large(bytes);  // aligned to 4 KB at least, and on huge pages from 2 MB
     if (!p) throw Error("grid: cannot allocate " + format_bytes(double(bytes)) + " of host memory");
     data_.reset(static_cast<T*>(p));
     const std::size_t plane = std::size_t(spec_.plane()) * sizeof(T);

@@ -1,8 +1,6 @@
 // HostBuffer (kernels/staging.hpp) and the engines' Stager (staging.cuh).
 #include "kernels/cuda/staging.cuh"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "base/host_memory.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/device_info.hpp"
 
@@ -20,20 +19,20 @@ namespace tiersim {
 
 namespace {
 
-// Page-locked host memory: the pages touched on every thread, as transparent huge pages where the
-// system gives them on request, then registered with CUDA. On the host of an H200 this locked
-// 0.06 s per GB, cudaMallocHost (4 KB pages zeroed and locked on one thread) 0.55, at the same
-// copy rate, 54-55 GB/s (docs/performance.md, "End to end"). nullptr where locking fails.
-constexpr std::size_t kHugePage = std::size_t(2) << 20;
+// Page-locked host memory: the pages (huge where the system gives them, allocate_large) touched on
+// every thread, then registered with CUDA. On the host of an H200 this locked 0.06 s per GB,
+// cudaMallocHost (4 KB pages zeroed and locked on one thread) 0.55, at the same copy rate,
+// 54-55 GB/s (docs/performance.md, "End to end"). nullptr where locking fails.
 void* lock_pages(std::size_t bytes) {
-  const std::size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, size);
+  void* p = allocate_large(bytes);
   if (!p) return nullptr;
-  (void)madvise(p, size, MADV_HUGEPAGE);  // a hint: without it, 4 KB pages
-  const long pages = long(size / kHugePage);
+  const long chunks = long((bytes + kHugePageBytes - 1) / kHugePageBytes);
 #pragma omp parallel for schedule(static)
-  for (long q = 0; q < pages; ++q) std::memset(static_cast<char*>(p) + std::size_t(q) * kHugePage, 0, kHugePage);
-  if (cudaHostRegister(p, size, cudaHostRegisterPortable) != cudaSuccess) {
+  for (long q = 0; q < chunks; ++q) {
+    const std::size_t at = std::size_t(q) * kHugePageBytes;
+    std::memset(static_cast<char*>(p) + at, 0, std::min(kHugePageBytes, bytes - at));
+  }
+  if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
     (void)cudaGetLastError();  // page-locking can fail (limits)
     std::free(p);
     return nullptr;
@@ -95,7 +94,7 @@ HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
     pinned_ = true;
     return;
   }  // page-locking can fail (limits): pageable memory
-  ptr_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  ptr_ = allocate_large(bytes);
   if (!ptr_) throw Error("out of host memory for an output staging buffer of " + format_bytes(double(bytes)));
 }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "base/host_memory.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/staging.hpp"
 
@@ -10,7 +11,7 @@ namespace tiersim {
 
 HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
-  ptr_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  ptr_ = allocate_large(bytes);
   if (!ptr_) throw Error("out of host memory for an output staging buffer of " + format_bytes(double(bytes)));
 }
 
