@@ -133,12 +133,19 @@ const std::vector<double>& checked_state_array(const ModelState& s, const std::s
                                                const std::string& what);
 double checked_state_scalar(const ModelState& s, const std::string& name);
 
+// How a run builds its model. output: the run stages snapshots or checkpoints (the stencil's
+// page-locked buffers are then made while the initial state is). restart: load_state follows at
+// once with a checkpoint's state, so no initial state is made or uploaded (nor N-body's first
+// force pass: the checkpoint holds the accelerations); until then the model holds no state.
+struct ModelSetup {
+  bool output = false;
+  bool restart = false;
+};
+
 // Factories: each validates the model's own keys (ranges that depend on each other, stability
 // limits, memory needed) and throws Error with one line before anything is written.
-std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s);
-// output: the run stages snapshots or checkpoints (their pinned buffers are then made while the
-// initial state is).
-std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, bool output = false);
+std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s, ModelSetup setup = {});
+std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, ModelSetup setup = {});
 
 // The model a case runs (run.model), as the strategy flags' tables name models.
 ModelMask model_of(const Case& c);

@@ -162,7 +162,8 @@ struct StagedBodies final : StagedOutput {
 
 class NbodyModel final : public Model {
  public:
-  NbodyModel(const Case& c, const Strategy& s) : strategy_(s) {
+  // restart: the state comes from load_state (ModelSetup).
+  NbodyModel(const Case& c, const Strategy& s, bool restart) : strategy_(s) {
     const auto count = c.get_int("nbody.count");
     n_ = static_cast<int>(count);
     part_ = BodyPartition::even(n_, comm::size(), comm::rank());
@@ -184,18 +185,23 @@ class NbodyModel final : public Model {
       what += " on each of " + std::to_string(comm::local_size()) + " ranks of this node";
     }
     check_host_memory(bytes_per_body * n_, what);
-    Bodies b = initial_bodies(c, n_);
-    startup_.part("initial state");
+    diagnostics_every_ = c.get_int("run.diagnostics_every");
+    steps_ = c.get_int("run.steps");
+    Bodies b;
+    if (!restart) {
+      b = initial_bodies(c, n_);
+      startup_.part("initial state");
+    }
     engine_ = s.backend == Backend::Cuda
                   ? make_nbody_cuda(s, n_, p, NbodyTuning{int(c.get_int("strategy.block")), 0}, part_)
                   : make_nbody_cpu(s, n_, p, part_);
     startup_.part("device and engine");
+    if (restart) return;
     engine_->upload(b);
+    b = Bodies{};  // the host copy freed within the upload's part
     startup_.part("state uploaded");
     // Queued: the run's initial diagnostics wait for it.
     engine_->compute_forces(true);  // the first kick needs a(x0); the run observes step 0
-    diagnostics_every_ = c.get_int("run.diagnostics_every");
-    steps_ = c.get_int("run.steps");
   }
 
   std::string name() const override { return "nbody"; }
@@ -413,6 +419,8 @@ class NbodyModel final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s) { return std::make_unique<NbodyModel>(c, s); }
+std::unique_ptr<Model> make_nbody_model(const Case& c, const Strategy& s, ModelSetup setup) {
+  return std::make_unique<NbodyModel>(c, s, setup.restart);
+}
 
 }  // namespace tiersim

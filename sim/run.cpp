@@ -186,8 +186,9 @@ RunResult run_case(const RunOptions& options) {
   snap_options.formats = parse_formats(o.formats);
   snap_options.double_precision = s.precision == Precision::Fp64;
   set_telemetry_step(0);  // what the model's set-up launches belongs to
+  const ModelSetup setup{o.state_output, restart};
   std::unique_ptr<Model> model =
-      model_name == "nbody" ? make_nbody_model(c, s) : make_stencil_model(c, s, o.state_output);
+      model_name == "nbody" ? make_nbody_model(c, s, setup) : make_stencil_model(c, s, setup);
   // The model's own parts, the rest (the case, the checks) apart.
   startup.part_around(restart ? "case, checks and checkpoint read" : "case and checks", model->startup_parts());
   if (snap_options.formats.vtk && o.state_output && !model->gathers_whole_state() && comm::size() > 1)

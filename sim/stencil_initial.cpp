@@ -131,16 +131,10 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
   const std::string init = c.get_string("wave.initial");
   if (init == "source") {  // at rest, zero, driven by a Ricker point source
     auto zero = [](double, double, double) { return 0.0; };
-    PointSource s;
-    const double fr[3] = {c.get_float("wave.source_x"), c.get_float("wave.source_y"), c.get_float("wave.source_z")};
-    for (int a = 0; a < 3; ++a) s.at[a] = std::min(g.n(a) - 1, int(fr[a] * g.n(a)));
-    s.frequency = c.get_float("wave.source_frequency");
-    s.delay = c.get_float("wave.source_delay") > 0 ? c.get_float("wave.source_delay") : 1.2 / s.frequency;
-    s.amplitude = c.get_float("wave.source_amplitude");
     InitialState st;
     st.fields.push_back(g.sample(zero));
     st.fields.push_back(g.sample(zero));
-    st.source = s;
+    st.source = point_source(c, p);
     return st;
   }
   if (init == "pulse") {
@@ -246,6 +240,18 @@ InitialState initial(equations::AllenCahn, const Case& c, const Grid& g, double)
 }
 
 }  // namespace
+
+std::optional<PointSource> point_source(const Case& c, const StencilProblem& p) {
+  if (p.equation != Equation::Wave || c.get_string("wave.initial") != "source") return std::nullopt;
+  const double fr[3] = {c.get_float("wave.source_x"), c.get_float("wave.source_y"), c.get_float("wave.source_z")};
+  const int n[3] = {p.nx, p.ny, p.nz};
+  PointSource s;
+  for (int a = 0; a < 3; ++a) s.at[a] = std::min(n[a] - 1, int(fr[a] * n[a]));
+  s.frequency = c.get_float("wave.source_frequency");
+  s.delay = c.get_float("wave.source_delay") > 0 ? c.get_float("wave.source_delay") : 1.2 / s.frequency;
+  s.amplitude = c.get_float("wave.source_amplitude");
+  return s;
+}
 
 bool initial_state_needs_whole_grid(const Case& c, Equation equation) {
   return equation == Equation::Wave && c.get_string("wave.initial") == "pulse";

@@ -31,6 +31,10 @@ struct InitialState {
 // second-order scheme needs u(-dt)).
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0 = 0, int nz = -1);
 
+// The case's point source (the wave from rest with wave.initial = "source"), or none: part of
+// initial_state, and all a restart needs of it (its fields come from the checkpoint).
+std::optional<PointSource> point_source(const Case& c, const StencilProblem& p);
+
 // Whether initial_state makes the whole grid even for a slab (the wave pulse's Laplacian): what
 // a rank's host memory must hold at start-up.
 bool initial_state_needs_whole_grid(const Case& c, Equation equation);

@@ -150,7 +150,7 @@ class StencilModel final : public Model {
 
  public:
   // p: the whole grid; the engine gets this rank's slab of it.
-  StencilModel(const Case& c, Strategy s, const StencilProblem& p, bool output)
+  StencilModel(const Case& c, Strategy s, const StencilProblem& p, ModelSetup setup)
       : s_(s),
         g_(p),
         p_(z_slab(p, comm::rank(), comm::size())),
@@ -181,19 +181,24 @@ class StencilModel final : public Model {
     startup_.part("device and engine");
     // The staging buffers of the outputs in flight (stage_output) are page-locked behind the
     // initial state, on a thread of their own: about 0.06 s per GB.
-    if (output) {
+    if (setup.output) {
       const std::size_t scalar = s_.precision == Precision::Fp64 ? sizeof(double) : sizeof(float);
       // A run's outputs are staged in parts: each rank its slab.
       reserve_host_buffers_behind(std::size_t(p_.points()) * scalar, kStateFields * (output_slots_ + 1));
       reserved_ = true;
     }
-    // This rank's planes only (the same values as the whole grid's there).
-    InitialState init = initial_state(c, g_, dt_, p_.z0, p_.nz);
-    startup_.part("initial state");
-    // On a GPU the first upload waits for the kernels' set-up (make_stencil_cuda starts it).
-    for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
-    startup_.part("state uploaded");
-    source_ = init.source;
+    if (setup.restart) {
+      source_ = point_source(c, g_);  // the fields come from load_state
+    } else {
+      // This rank's planes only (the same values as the whole grid's there).
+      InitialState init = initial_state(c, g_, dt_, p_.z0, p_.nz);
+      startup_.part("initial state");
+      // On a GPU the first upload waits for the kernels' set-up (make_stencil_cuda starts it).
+      for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
+      source_ = init.source;
+      init = {};  // the host copy freed within the upload's part
+      startup_.part("state uploaded");
+    }
     // Once the run can start (an error before it stays the one line `main` prints).
     if (!forced_.empty())
       std::fprintf(stderr, "tiersim: warning: %s; running anyway (stencil.force = true)\n", forced_.c_str());
@@ -469,11 +474,11 @@ class StencilModel final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, bool output) {
+std::unique_ptr<Model> make_stencil_model(const Case& c, const Strategy& s, ModelSetup setup) {
   if (c.get_string("run.model") != "stencil") throw Error("make_stencil_model: run.model is not stencil");
   const StencilProblem p = problem_from_case(c);
   return with_equation(p.equation, [&](auto eq) -> std::unique_ptr<Model> {
-    return std::make_unique<StencilModel<decltype(eq)>>(c, s, p, output);
+    return std::make_unique<StencilModel<decltype(eq)>>(c, s, p, setup);
   });
 }
 
