@@ -17,21 +17,21 @@ namespace tiersim {
 namespace fs = std::filesystem;
 
 void ModelState::widen() {
-  for (auto& [name, v] : arrays_f32) arrays.emplace_back(std::move(name), std::vector<double>(v.begin(), v.end()));
+  for (auto& [name, v] : arrays_f32) arrays.emplace_back(std::move(name), HostArray<double>(v.begin(), v.end()));
   arrays_f32.clear();
   for (const Borrowed& b : borrowed) {
     if (b.fp64) {
       const double* d = static_cast<const double*>(b.data);
-      arrays.emplace_back(b.name, std::vector<double>(d, d + b.count));
+      arrays.emplace_back(b.name, HostArray<double>(d, d + b.count));
     } else {
       const float* f = static_cast<const float*>(b.data);
-      arrays.emplace_back(b.name, std::vector<double>(f, f + b.count));
+      arrays.emplace_back(b.name, HostArray<double>(f, f + b.count));
     }
   }
   borrowed.clear();
 }
 
-const std::vector<double>& ModelState::array(const std::string& name) const {
+const HostArray<double>& ModelState::array(const std::string& name) const {
   for (const auto& [k, v] : arrays)
     if (k == name) return v;
   throw Error("checkpoint: no array '" + name + "'");
@@ -150,8 +150,8 @@ Checkpoint read_checkpoint(const std::string& dir, bool arrays) {
       for (const std::string& part : require_virtual_sources(d, path, "/state/" + name))
         holds += fs::file_size(part, ec);
     }
-    c.state.arrays.emplace_back(
-        name, h5.read_array<double>(state, "/state/" + name, H5T_NATIVE_DOUBLE, holds / sizeof(float)));
+    c.state.arrays.emplace_back(name, h5.read_array<double, NoInitAllocator<double>>(
+                                          state, "/state/" + name, H5T_NATIVE_DOUBLE, holds / sizeof(float)));
   }
   // The restart record (none in a checkpoint of an older tiersim).
   RestartRecord& r = c.record;

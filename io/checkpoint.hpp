@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/host_array.hpp"
 #include "io/output_format.hpp"
 
 namespace tiersim {
@@ -24,7 +25,9 @@ namespace tiersim {
 inline constexpr const char* kCheckpointName = "checkpoint.h5";
 
 struct ModelState {
-  std::vector<std::pair<std::string, std::vector<double>>> arrays;
+  // Values in double; HostArray: a restart's gigabytes read in without being zeroed first, on huge
+  // pages (base/host_array.hpp).
+  std::vector<std::pair<std::string, HostArray<double>>> arrays;
   // Arrays of an fp32 run, kept and written in their own precision (half the bytes of doubles);
   // a checkpoint reads every array back into `arrays` (exact: each float is a double).
   std::vector<std::pair<std::string, std::vector<float>>> arrays_f32;
@@ -50,7 +53,7 @@ struct ModelState {
   // arrays_f32 and borrowed copied into arrays as doubles (what restarts and tests read).
   void widen();
   std::vector<std::pair<std::string, double>> scalars;
-  const std::vector<double>& array(const std::string& name) const;  // throws Error if missing
+  const HostArray<double>& array(const std::string& name) const;  // throws Error if missing
   double scalar(const std::string& name) const;
 };
 

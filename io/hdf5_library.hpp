@@ -325,8 +325,9 @@ class Hdf5Calls {
 
   // A 1-D array whose every chunk carries a Fletcher32 checksum, so that a changed byte fails the
   // read instead of passing as a value. (An empty array cannot be chunked; it holds no data.)
-  template <class T>
-  void write_checked(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype, const std::vector<T>& v) const {
+  template <class T, class A>
+  void write_checked(hid_t loc, const std::string& name, hid_t filetype, hid_t memtype,
+                     const std::vector<T, A>& v) const {
     write_checked(loc, name, filetype, memtype, v.data(), v.size());
   }
   template <class T>
@@ -383,9 +384,10 @@ class Hdf5Calls {
   }
 
   // A 1-D array of at most max_values values (a damaged shape is an error, not an allocation of
-  // petabytes); checksums, where the array has them, are verified by the read.
-  template <class T>
-  std::vector<T> read_array(hid_t loc, const std::string& name, hid_t memtype, std::uint64_t max_values) const {
+  // petabytes); checksums, where the array has them, are verified by the read. A: the vector's
+  // allocator (NoInitAllocator: the values are not zeroed before the read fills them).
+  template <class T, class A = std::allocator<T>>
+  std::vector<T, A> read_array(hid_t loc, const std::string& name, hid_t memtype, std::uint64_t max_values) const {
     const std::string what = "cannot read array " + name;
     Hdf5Handle d(hdf5_check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), file, what), H5Dclose);
     Hdf5Handle space(hdf5_check(H5Dget_space(d), file, what), H5Sclose);
@@ -394,7 +396,7 @@ class Hdf5Calls {
     if (n < 0) hdf5_fail(file, what);
     if (std::uint64_t(n) > max_values)
       throw Error(file + ": array " + name + " claims " + std::to_string(n) + " values, more than the file holds");
-    std::vector<T> v(static_cast<std::size_t>(n));
+    std::vector<T, A> v(static_cast<std::size_t>(n));
     if (n > 0) hdf5_check_status(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), file, what);
     return v;
   }

@@ -31,8 +31,8 @@ void Model::queue_observation() {
 }
 Observation Model::take_observation() { return std::move(queued_); }
 
-const std::vector<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
-                                               const std::string& what) {
+const HostArray<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
+                                             const std::string& what) {
   for (const auto& [k, v] : s.arrays)
     if (k == name) {
       if (v.size() != expected)

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/host_array.hpp"
 #include "io/output_format.hpp"
 #include "sim/case.hpp"
 #include "sim/startup_clock.hpp"
@@ -129,8 +130,8 @@ class Model {
 // (Error naming it and the sizes) when missing, of another length than `expected` (`what`: why,
 // e.g. "3 per body, 64 bodies"), or, for a value, not finite: a damaged or foreign checkpoint must
 // not be read past an array's end.
-const std::vector<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
-                                               const std::string& what);
+const HostArray<double>& checked_state_array(const ModelState& s, const std::string& name, std::size_t expected,
+                                             const std::string& what);
 double checked_state_scalar(const ModelState& s, const std::string& name);
 
 // How a run builds its model. output: the run stages snapshots or checkpoints (the stencil's

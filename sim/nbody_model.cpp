@@ -132,12 +132,15 @@ struct StagedBodies final : StagedOutput {
       return s;
     }
     auto flat = [&](const std::vector<Vec3<double>>& v) {
-      std::vector<double> out(3 * v.size());
+      HostArray<double> out(3 * v.size());
       for (std::size_t i = 0; i < v.size(); ++i) out[3 * i] = v[i].x, out[3 * i + 1] = v[i].y, out[3 * i + 2] = v[i].z;
       return out;
     };
     const Bodies& b = bodies;
-    s.arrays = {{"position", flat(b.pos)}, {"velocity", flat(b.vel)}, {"acceleration", flat(b.acc)}, {"mass", b.mass}};
+    s.arrays = {{"position", flat(b.pos)},
+                {"velocity", flat(b.vel)},
+                {"acceleration", flat(b.acc)},
+                {"mass", HostArray<double>(b.mass.begin(), b.mass.end())}};
     s.scalars = scalars;
     return s;
   }
@@ -337,13 +340,13 @@ class NbodyModel final : public Model {
     const bool have_e0 = checked_state_scalar(s, "has_initial_energy") != 0;
     Bodies b;
     b.resize(n_);
-    auto unflat = [&](const std::vector<double>& v, std::vector<Vec3<double>>& out) {
+    auto unflat = [&](const HostArray<double>& v, std::vector<Vec3<double>>& out) {
       for (std::size_t i = 0; i < n; ++i) out[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
     };
     unflat(pos, b.pos);
     unflat(vel, b.vel);
     unflat(acc, b.acc);
-    b.mass = mass;
+    b.mass.assign(mass.begin(), mass.end());
     // Acceleration included: the next kick uses it, no force evaluation. Every rank takes the
     // whole state (all positions and masses; the velocities and accelerations of its own bodies).
     engine_->upload(b);

@@ -400,7 +400,7 @@ class StencilModel final : public Model {
   void load_state(const ModelState& st) override {
     const std::string grid =
         "a " + std::to_string(g_.nx) + "x" + std::to_string(g_.ny) + "x" + std::to_string(g_.nz) + " grid";
-    std::vector<const std::vector<double>*> fields;
+    std::vector<const HostArray<double>*> fields;
     for (int f = 0; f < kStateFields; ++f)
       fields.push_back(&checked_state_array(st, "field" + std::to_string(f), std::size_t(g_.points()), grid));
     const double time = checked_state_scalar(st, "time"), q0 = checked_state_scalar(st, "q0");
@@ -447,7 +447,7 @@ class StencilModel final : public Model {
   std::int64_t slab_offset() const { return std::int64_t(p_.z0) * p_.nx * p_.ny; }
 
   // Uploads this rank's slab of an array of the whole grid (on one rank: the array).
-  void upload_slab(int field, const std::vector<double>& global) {
+  void upload_slab(int field, const HostArray<double>& global) {
     if (!p_.z_split()) return eng_->upload(field, global);
     eng_->upload(field, global.data() + slab_offset(), std::size_t(p_.points()));
   }

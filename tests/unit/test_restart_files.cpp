@@ -48,7 +48,7 @@ Checkpoint sample_checkpoint(std::size_t n) {
   c.model = "nbody";
   c.case_toml = "[run]\nmodel = \"nbody\"\ndt = 0.01\n";
   for (const char* name : {"position", "velocity", "acceleration"}) {
-    std::vector<double> v(3 * n);
+    HostArray<double> v(3 * n);
     for (double& x : v) x = g(rng);
     c.state.arrays.emplace_back(name, std::move(v));
   }
@@ -112,7 +112,7 @@ TEST(Checkpoint, Fp32ArraysAreWrittenAsFloatsAndReadBackExactly) {
   c.state.arrays_f32.emplace_back("field0", field);
   write_checkpoint(dir.string(), c);
   const Checkpoint back = read_checkpoint(dir.string());
-  const std::vector<double>& got = back.state.array("field0");
+  const HostArray<double>& got = back.state.array("field0");
   ASSERT_EQ(got.size(), field.size());
   std::size_t differ = 0;
   for (std::size_t i = 0; i < field.size(); ++i) differ += got[i] != double(field[i]);
@@ -135,8 +135,8 @@ TEST(Checkpoint, Fp32ArraysAreWrittenAsFloatsAndReadBackExactly) {
 TEST(Checkpoint, RoundTripsExactlyWithChecksummedArrays) {
   const fs::path dir = fresh_dir("roundtrip");
   Checkpoint c = sample_checkpoint(100);
-  c.state.arrays.emplace_back("empty", std::vector<double>{});
-  c.state.arrays.emplace_back("long", std::vector<double>((1u << 20) + 3, 1.5));  // more than one chunk
+  c.state.arrays.emplace_back("empty", HostArray<double>{});
+  c.state.arrays.emplace_back("long", HostArray<double>((1u << 20) + 3, 1.5));  // more than one chunk
   write_checkpoint(dir.string(), c);
   expect_equal(read_checkpoint(dir.string()), c);
   EXPECT_FALSE(fs::exists(dir / "checkpoint.h5.tmp"));
@@ -553,8 +553,8 @@ TEST(StateParts, CheckpointAndStepFileNameThePartsAndRefuseAMissingOne) {
   c.state.in_parts.push_back({"field1", step, first, count, true});
   write_checkpoint(dir.string(), c);
   const Checkpoint back = read_checkpoint(dir.string());
-  const std::vector<double>& f0 = back.state.array("field0");
-  const std::vector<double>& f1 = back.state.array("field1");
+  const HostArray<double>& f0 = back.state.array("field0");
+  const HostArray<double>& f1 = back.state.array("field1");
   ASSERT_EQ(f0.size(), all32.size());
   ASSERT_EQ(f1.size(), all64.size());
   for (std::size_t i = 0; i < all32.size(); ++i) {

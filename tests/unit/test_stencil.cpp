@@ -101,9 +101,9 @@ std::string sci(double v) {
 std::vector<double> model_field(Model& m, int f, std::int64_t points) {
   const ModelState st = m.save_state();
   if (f >= int(st.arrays.size())) throw Error("model state has no field " + std::to_string(f));
-  const std::vector<double>& v = st.arrays[std::size_t(f)].second;
+  const HostArray<double>& v = st.arrays[std::size_t(f)].second;
   if (std::int64_t(v.size()) != points) throw Error("model field " + std::to_string(f) + " has the wrong size");
-  return v;
+  return {v.begin(), v.end()};
 }
 
 double rms_deviation(const std::vector<double>& u) {

@@ -42,7 +42,10 @@ double exact_uniform(double u0, double t) {
 }
 
 // The model's field 0 (interior, x fastest), through its restart state.
-std::vector<double> model_field(Model& m) { return m.save_state().arrays.at(0).second; }
+std::vector<double> model_field(Model& m) {
+  const ModelState st = m.save_state();
+  return {st.arrays.at(0).second.begin(), st.arrays.at(0).second.end()};
+}
 
 std::string slab_case(int nx, int R, double eps, double dt, int steps) {
   char b[640];
