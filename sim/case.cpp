@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 // toml++ 3.3 turns its internal assertions into optimiser assumptions under NDEBUG, and some
@@ -386,10 +387,13 @@ Case Case::parse(const std::string& text, const std::string& source_name, const 
     c.values_.push_back({&s, text, false});
   }
 
+  // A UTF-8 byte order mark, which some editors write first, marks the encoding; it is not text.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  const std::string_view body = std::string_view(text).starts_with(kBom) ? std::string_view(text).substr(3) : text;
   toml::table root;
-  check_case_text(text, source_name);
+  check_case_text(std::string(body), source_name);
   try {
-    root = toml::parse(text, source_name);
+    root = toml::parse(body, source_name);
   } catch (const toml::parse_error& e) {
     throw Error(source_name + ":" + std::to_string(e.source().begin.line) +
                 ": syntax error: " + std::string(e.description()));

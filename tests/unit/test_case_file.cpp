@@ -131,6 +131,19 @@ INSTANTIATE_TEST_SUITE_P(
       return s;
     });
 
+// A byte order mark first (some editors write one) is read past; anywhere else it is a character.
+TEST(CaseFile, AByteOrderMarkFirstIsReadPast) {
+  const Case c = Case::parse("\xEF\xBB\xBF" + base + "steps = 7\n", "case.toml");
+  EXPECT_EQ(c.get_int("run.steps"), 7);
+  try {
+    Case::parse(base + "\xEF\xBB\xBFsteps = 7\n", "case.toml");
+    FAIL() << "a byte order mark inside the file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("case.toml:4: syntax error: non-ASCII character"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CaseFile, NonAsciiInsideStringsAndCommentsIsFine) {
   const Case c =
       Case::parse(base + "title = \"caf\xc3\xa9 # not a comment\"  # commentaire \xc3\xa9t\xc3\xa9\n", "case.toml");
