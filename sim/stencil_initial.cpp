@@ -66,14 +66,13 @@ struct Grid {
     });
   }
 
-  // f(u, the engines' discrete Laplacian of u) at every point of an interior field (halo from the
-  // boundary condition).
+  // f(u, the engines' discrete Laplacian of u) at every point of an interior field. A neighbour
+  // past a face is the halo value the boundary condition gives (layouts/grid.hpp's fill: the
+  // periodic image, or the boundary value), read from u itself: no padded copy of the grid.
   template <class F>
   HostArray<double> with_laplacian(const HostArray<double>& u, F&& f) const {
-    HostGrid<double> grid(p.nx, p.ny, p.nz, p.radius);
-    grid.set_interior(u.data());
-    const GridView<double> g = grid.view();
-    fill_halo_host(g, p.boundary, p.field_boundary_value(0));
+    const bool periodic = p.boundary == Boundary::Periodic;
+    const double edge = p.field_boundary_value(0);
     const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(p.radius, p.h[0], p.h[1], p.h[2]);
     HostArray<double> out(u.size());
     auto sweep = [&](auto radius) {
@@ -81,10 +80,19 @@ struct Grid {
 #pragma omp parallel for collapse(2) schedule(static)
       for (int k = 0; k < p.nz; ++k)
         for (int j = 0; j < p.ny; ++j)
-          for (int i = 0; i < p.nx; ++i)
-            out[at(i, j, k)] = f(g(i, j, k), laplacian<R>(cf, g(i, j, k), [&](int a, int o) {
-                                   return g(i + (a == 0) * o, j + (a == 1) * o, k + (a == 2) * o);
-                                 }));
+          for (int i = 0; i < p.nx; ++i) {
+            auto neighbour = [&](int a, int o) {
+              int q[3] = {i, j, k};
+              q[a] += o;
+              if (q[a] < 0 || q[a] >= n(a)) {
+                if (!periodic) return edge;
+                q[a] = periodic_index(q[a], n(a));
+              }
+              return u[at(q[0], q[1], q[2])];
+            };
+            const double uq = u[at(i, j, k)];
+            out[at(i, j, k)] = f(uq, laplacian<R>(cf, uq, neighbour));
+          }
     };
     switch (p.radius) {
       case 1:
