@@ -219,15 +219,18 @@ class StencilModel final : public Model {
   // Host memory this rank takes at its peak, before anything is allocated: the initial state in
   // double (this rank's planes, or the whole grid's and a slab cut from it where it must be made
   // whole: sim/stencil_initial.hpp), the CPU engine's grids of the slab (halos included) or the
-  // CUDA upload's host copy of one, and the staged outputs: on rank 0 run.output_slots of them
-  // (2 when sized from memory) and the one being staged, every array of the whole grid's state in
-  // the run's precision; on the other ranks one copy of their slab's, gathered at once.
+  // CUDA upload's two buffers (about 16 MB, a plane at least: kernels/cuda/staging.cuh), and the
+  // staged outputs: on rank 0 run.output_slots of them (2 when sized from memory) and the one
+  // being staged, every array of the whole grid's state in the run's precision; on the other ranks
+  // one copy of their slab's, gathered at once.
   double host_bytes(const Case& c) const {
     const double points = double(g_.points()), slab = double(p_.points());
     const double scalar = s_.precision == Precision::Fp64 ? 8.0 : 4.0;
     const double grid = double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * (p_.nz + 2 * p_.radius) * scalar;
     const double slots = double(std::max<std::int64_t>(2, c.get_int("run.output_slots")));
-    const double engine = s_.backend == Backend::Cuda ? grid : double(kStateFields + kFields) * grid;
+    const double plane = double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * scalar;
+    const double engine =
+        s_.backend == Backend::Cuda ? 2 * std::max(16.0 * (1 << 20), plane) : double(kStateFields + kFields) * grid;
     const bool whole = p_.z_split() && initial_state_needs_whole_grid(c, g_.equation);
     const double initial = whole ? 8.0 * (kStateFields * points + slab) : 8.0 * kStateFields * slab;
     const double staged = comm::is_root() ? (slots + 1) * kStateFields * points * scalar : kStateFields * slab * scalar;

@@ -277,7 +277,7 @@ PlaneUploader::PlaneUploader(std::size_t plane_bytes, int planes) : plane_bytes_
     if ((b.ptr = lock_pages(bytes))) {
       b.pinned = true;
     } else {  // page-locking can fail (limits): pageable memory, copied at a lower rate
-      b.ptr = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+      b.ptr = allocate_large(bytes);
       if (!b.ptr) throw Error("out of host memory for the upload's buffers (" + format_bytes(double(bytes)) + ")");
       std::memset(b.ptr, 0, bytes);
     }
