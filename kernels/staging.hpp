@@ -47,6 +47,10 @@ void reserve_host_buffers(std::size_t bytes, int count);
 // the next reserve, waits for it to finish.
 void reserve_host_buffers_behind(std::size_t bytes, int count);
 
+// The host side of a GPU engine's upload (kernels/cuda/staging.cuh, PlaneUploader): two buffers
+// of about this many bytes each (whole planes, one plane at least), filled in turn.
+inline constexpr std::size_t kUploadBufferBytes = std::size_t(16) << 20;
+
 // One device-to-host copy on its way (or done, for data that was on the host already).
 class CopyInFlight {
  public:

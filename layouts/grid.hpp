@@ -184,6 +184,13 @@ TIERSIM_HD inline HaloBox halo_box(int axis, int side, int nx, int ny, int nz, i
 // Periodic image of a halo index (valid for r <= n, which the model checks).
 TIERSIM_HD inline int periodic_index(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
 
+// What halo index i (of an axis of n points) holds on the host: the value at its interior image
+// (periodic), or -1 for the boundary value (fixed). Interior indices are themselves.
+inline int halo_image(int i, int n, Boundary bc) {
+  if (i >= 0 && i < n) return i;
+  return bc == Boundary::Fixed ? -1 : periodic_index(i, n);
+}
+
 // Host halo fill, serial over one box (the CPU backend runs the boxes of a pass in parallel).
 template <class T>
 void fill_halo_box(const GridView<T>& g, int axis, const HaloBox& b, Boundary bc, T value) {
@@ -191,13 +198,9 @@ void fill_halo_box(const GridView<T>& g, int axis, const HaloBox& b, Boundary bc
   for (int k = b.lo[2]; k < b.hi[2]; ++k)
     for (int j = b.lo[1]; j < b.hi[1]; ++j)
       for (int i = b.lo[0]; i < b.hi[0]; ++i) {
-        if (bc == Boundary::Fixed) {
-          g(i, j, k) = value;
-        } else {
-          int s[3] = {i, j, k};
-          s[axis] = periodic_index(s[axis], n[axis]);
-          g(i, j, k) = g(s[0], s[1], s[2]);
-        }
+        int s[3] = {i, j, k};
+        s[axis] = halo_image(s[axis], n[axis], bc);
+        g(i, j, k) = s[axis] < 0 ? value : g(s[0], s[1], s[2]);
       }
 }
 

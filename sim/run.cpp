@@ -98,7 +98,6 @@ RunResult run_case(const RunOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();
   // Where start-up went: each part is the time since the one before.
   StartupClock startup(t_start);
-  auto startup_part = [&](const char* what) { startup.part(what); };
   // Several ranks (mpirun): every rank takes the steps on its part of the state; rank 0 alone
   // speaks and writes the run directory (the state is gathered to it for output).
   const bool root = comm::is_root();
@@ -206,7 +205,7 @@ RunResult run_case(const RunOptions& options) {
       throw Error(ckpt_path + ": " + e.what() + "; not continuing from it (nothing was changed)");
     }
     set_telemetry_step(ckpt.step);  // the diagnostics below belong to the checkpoint's step
-    startup_part("checkpoint's state loaded");
+    startup.part("checkpoint's state loaded");
   }
   // The state the run starts from is checked before anything is written: physically absurd
   // values (nbody.total_mass = 1e300, nbody.G = 1e308, ...) overflow here, and a checkpoint with
@@ -214,7 +213,7 @@ RunResult run_case(const RunOptions& options) {
   model->queue_observation();
   Observation initial = model->take_observation();  // the observables and the non-finite check, in one pass
   Observables obs = std::move(initial.values);
-  startup_part("initial diagnostics");
+  startup.part("initial diagnostics");
   std::pair<std::string, double> cons = model->conservation(obs);
   if (const std::string bad = non_finite_text(initial.non_finite, observables_text(obs)); !bad.empty()) {
     if (restart)
@@ -273,7 +272,7 @@ RunResult run_case(const RunOptions& options) {
   const double exchange_gbs = s.transport == Transport::Nccl  ? measure_nccl_exchange_gbs()
                               : s.transport == Transport::Ipc ? measure_ipc_exchange_gbs()
                                                               : comm::measure_exchange_gbs();
-  startup_part("bandwidth figures");
+  startup.part("bandwidth figures");
   Telemetry telemetry(gpu ? dev.name + " (device copy kernel)" : "host memory (OpenMP copy)", ceilings[0]);
   {
     const std::string what = std::string("an FMA kernel, ") + (fp64 ? "fp64" : "fp32");
@@ -508,7 +507,7 @@ RunResult run_case(const RunOptions& options) {
   Progress progress(o.quiet, step, steps);
   if (!restart) {
     if (root) queue.submit([index, obs] { index->write_observables(0, 0.0, obs); });
-    startup_part("output files");
+    startup.part("output files");
     emit(true, true);
     collect(false);
     if (root) telemetry.append_csv(telemetry_csv);
@@ -544,7 +543,7 @@ RunResult run_case(const RunOptions& options) {
   const std::int64_t first_step = step;
   double drained_at_last_step = 0;
   bool interrupted = false;  // stopped by a signal before run.steps
-  startup_part(restart ? "output files" : "first output staged");
+  startup.part(restart ? "output files" : "first output staged");
   wall.startup = seconds(t_start);
   wall.startup_parts = startup.parts();
   in_steady_state = true;

@@ -67,11 +67,10 @@ struct Grid {
   }
 
   // f(u, the engines' discrete Laplacian of u) at every point of an interior field. A neighbour
-  // past a face is the halo value the boundary condition gives (layouts/grid.hpp's fill: the
-  // periodic image, or the boundary value), read from u itself: no padded copy of the grid.
+  // past a face is what the host halo fill puts there (halo_image: the periodic image, or the
+  // boundary value), read from u itself: no padded copy of the grid.
   template <class F>
   HostArray<double> with_laplacian(const HostArray<double>& u, F&& f) const {
-    const bool periodic = p.boundary == Boundary::Periodic;
     const double edge = p.field_boundary_value(0);
     const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(p.radius, p.h[0], p.h[1], p.h[2]);
     HostArray<double> out(u.size());
@@ -83,12 +82,8 @@ struct Grid {
           for (int i = 0; i < p.nx; ++i) {
             auto neighbour = [&](int a, int o) {
               int q[3] = {i, j, k};
-              q[a] += o;
-              if (q[a] < 0 || q[a] >= n(a)) {
-                if (!periodic) return edge;
-                q[a] = periodic_index(q[a], n(a));
-              }
-              return u[at(q[0], q[1], q[2])];
+              q[a] = halo_image(q[a] + o, n(a), p.boundary);
+              return q[a] < 0 ? edge : u[at(q[0], q[1], q[2])];
             };
             const double uq = u[at(i, j, k)];
             out[at(i, j, k)] = f(uq, laplacian<R>(cf, uq, neighbour));
@@ -137,13 +132,9 @@ InitialState initial(equations::Wave, const Case& c, const Grid& g, double dt) {
   const StencilProblem& p = g.p;
   const double speed = p.constants<equations::Wave>().speed;
   const std::string init = c.get_string("wave.initial");
-  if (init == "source") {  // at rest, zero, driven by a Ricker point source
+  if (init == "source") {  // at rest, zero, driven by the point source (point_source)
     auto zero = [](double, double, double) { return 0.0; };
-    InitialState st;
-    st.fields.push_back(g.sample(zero));
-    st.fields.push_back(g.sample(zero));
-    st.source = point_source(c, p);
-    return st;
+    return two(g.sample(zero), g.sample(zero));
   }
   if (init == "pulse") {
     // At rest at t = 0: u(-dt) = u + (c dt)^2 / 2 lap u (Taylor, u_t = 0, u_tt = c^2 lap u). Leaving

@@ -20,7 +20,6 @@ struct PointSource {
 
 struct InitialState {
   std::vector<HostArray<double>> fields;  // every array of the state (Eq::kStateNames), interior, x fastest
-  std::optional<PointSource> source;
 };
 
 // The state at t = 0 of the case's equation on p's grid, planes [z0, z0 + nz) of it (a rank's
@@ -31,8 +30,8 @@ struct InitialState {
 // second-order scheme needs u(-dt)).
 InitialState initial_state(const Case& c, const StencilProblem& p, double dt, int z0 = 0, int nz = -1);
 
-// The case's point source (the wave from rest with wave.initial = "source"), or none: part of
-// initial_state, and all a restart needs of it (its fields come from the checkpoint).
+// The case's point source (the wave from rest with wave.initial = "source"), or none; a run and a
+// restart alike take it from the case.
 std::optional<PointSource> point_source(const Case& c, const StencilProblem& p);
 
 // Whether initial_state makes the whole grid even for a slab (the wave pulse's Laplacian): what

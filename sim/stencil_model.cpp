@@ -22,6 +22,7 @@
 #include "io/checkpoint.hpp"
 #include "io/snapshots.hpp"
 #include "kernels/halo_exchange.hpp"
+#include "kernels/staging.hpp"
 #include "kernels/stencil_engine.hpp"
 #include "sim/model.hpp"
 #include "sim/stencil_initial.hpp"
@@ -187,15 +188,13 @@ class StencilModel final : public Model {
       reserve_host_buffers_behind(std::size_t(p_.points()) * scalar, kStateFields * (output_slots_ + 1));
       reserved_ = true;
     }
-    if (setup.restart) {
-      source_ = point_source(c, g_);  // the fields come from load_state
-    } else {
+    source_ = point_source(c, g_);
+    if (!setup.restart) {  // a restart's fields come from load_state
       // This rank's planes only (the same values as the whole grid's there).
       InitialState init = initial_state(c, g_, dt_, p_.z0, p_.nz);
       startup_.part("initial state");
       // On a GPU the first upload waits for the kernels' set-up (make_stencil_cuda starts it).
       for (int f = 0; f < kStateFields; ++f) eng_->upload(f, init.fields[std::size_t(f)]);
-      source_ = init.source;
       init = {};  // the host copy freed within the upload's part
       startup_.part("state uploaded");
     }
@@ -219,7 +218,7 @@ class StencilModel final : public Model {
   // Host memory this rank takes at its peak, before anything is allocated: the initial state in
   // double (this rank's planes, or the whole grid's and a slab cut from it where it must be made
   // whole: sim/stencil_initial.hpp), the CPU engine's grids of the slab (halos included) or the
-  // CUDA upload's two buffers (about 16 MB, a plane at least: kernels/cuda/staging.cuh), and the
+  // CUDA upload's two buffers (kUploadBufferBytes, a plane at least: kernels/staging.hpp), and the
   // staged outputs: on rank 0 run.output_slots of them (2 when sized from memory) and the one
   // being staged, every array of the whole grid's state in the run's precision; on the other ranks
   // one copy of their slab's, gathered at once.
@@ -229,8 +228,8 @@ class StencilModel final : public Model {
     const double grid = double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * (p_.nz + 2 * p_.radius) * scalar;
     const double slots = double(std::max<std::int64_t>(2, c.get_int("run.output_slots")));
     const double plane = double(p_.nx + 2 * p_.radius) * (p_.ny + 2 * p_.radius) * scalar;
-    const double engine =
-        s_.backend == Backend::Cuda ? 2 * std::max(16.0 * (1 << 20), plane) : double(kStateFields + kFields) * grid;
+    const double engine = s_.backend == Backend::Cuda ? 2 * std::max(double(kUploadBufferBytes), plane)
+                                                      : double(kStateFields + kFields) * grid;
     const bool whole = p_.z_split() && initial_state_needs_whole_grid(c, g_.equation);
     const double initial = whole ? 8.0 * (kStateFields * points + slab) : 8.0 * kStateFields * slab;
     const double staged = comm::is_root() ? (slots + 1) * kStateFields * points * scalar : kStateFields * slab * scalar;

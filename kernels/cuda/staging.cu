@@ -268,10 +268,9 @@ std::unique_ptr<CopyInFlight> Stager::stage_box(const void* base, std::size_t el
 
 PlaneUploader::PlaneUploader(std::size_t plane_bytes, int planes) : plane_bytes_(plane_bytes) {
   if (plane_bytes == 0 || planes <= 0) return;
-  // About 16 MB a buffer, whole planes: the two are page-locked in a few ms, and a buffer stays in
-  // the caches while the threads fill it.
-  constexpr std::size_t kChunkBytes = std::size_t(16) << 20;
-  chunk_ = int(std::clamp<std::size_t>(kChunkBytes / plane_bytes, 1, std::size_t(planes)));
+  // About kUploadBufferBytes (16 MB) a buffer, whole planes: the two are page-locked in a few ms,
+  // and a buffer stays in the caches while the threads fill it.
+  chunk_ = int(std::clamp<std::size_t>(kUploadBufferBytes / plane_bytes, 1, std::size_t(planes)));
   const std::size_t bytes = std::size_t(chunk_) * plane_bytes;
   for (Buf& b : bufs_) {
     if ((b.ptr = lock_pages(bytes))) {
