@@ -177,7 +177,7 @@ class StencilCuda final : public StencilEngine {
         [&](int first, int count, void* buf) { set_interior_planes(spec_, static_cast<T*>(buf), first, count, v); },
         stream_, "stencil field upload");
     ++state_version_;
-    fixed_halos_ready_ = x_halos_current_ = y_halos_current_ = false;  // the upload wrote zeros over that grid's halo
+    fixed_halos_ready_ = x_halos_current_ = false;  // the upload wrote zeros over that grid's halo
   }
 
   std::vector<double> download(int field) override {
@@ -215,8 +215,8 @@ class StencilCuda final : public StencilEngine {
     // outputs): their halos are hot too.
     const bool periodic = p_.boundary == Boundary::Periodic;
     const bool images = periodic && s_.tiling != Tiling::None && x_images_fit();
-    const FillPlan plan = fill_plan(x_halos_current_, y_halos_current_, x_read_wrapped_, y_read_wrapped_, wraps_built_,
-                                    fixed_halos_ready_);
+    const FillPlan plan =
+        fill_plan(x_halos_current_, x_read_wrapped_, y_read_wrapped_, wraps_built_, fixed_halos_ready_);
     if (plan.due) {
       const int grids = periodic ? kFields : int(views_.size());
       timer_.begin("stencil_halo_cuda", strategy_);
@@ -248,8 +248,7 @@ class StencilCuda final : public StencilEngine {
     // Hot set of the next step: the grids this update writes.
     target_window(Eq::kPreviousLevel ? cur_[1] : nxt_[0]);
     const int r = p_.radius, inner = p_.nz - 2 * r;
-    x_images_written_ = images;  // until a launch says it did not write them
-    y_images_written_ = l.y_images;
+    x_images_written_ = images;                    // until a launch says it did not write them
     x_read_wrapped_ = y_read_wrapped_ = l.xwraps;  // likewise
     if (!p_.z_split() && !t_.split_z) {
       update_planes(l, 0, p_.nz);
@@ -265,7 +264,6 @@ class StencilCuda final : public StencilEngine {
     else
       for (int f = 0; f < kFields; ++f) std::swap(cur_[f], nxt_[f]);
     x_halos_current_ = x_images_written_;
-    y_halos_current_ = y_images_written_;
   }
 
   // --tiling temporal: one pass of min(max_steps, fused_) steps (stencil_temporal.cuh). Where only
@@ -328,7 +326,7 @@ class StencilCuda final : public StencilEngine {
       }
     }
     for (int f = 0; f < kStateFields; ++f) std::swap(cur_[f], nxt_[f]);
-    x_halos_current_ = y_halos_current_ = false;  // a pass writes no halo
+    x_halos_current_ = false;  // a pass writes no halo
     return n;
   }
 
@@ -339,7 +337,7 @@ class StencilCuda final : public StencilEngine {
     timer_.begin("stencil_source_cuda", strategy_);
     // Where the x halos hold their images (the next fill does not rewrite them), the point's
     // images get the new value too.
-    cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), x_halos_current_ || y_halos_current_, stream_);
+    cuda::launch_add_point(views_[cur_[0]], i, j, k, T(value), x_halos_current_, stream_);
     cost(timer_.end(), 2 * sizeof(T), 2 * sizeof(T), 1, 1);
   }
 
@@ -430,15 +428,14 @@ class StencilCuda final : public StencilEngine {
   // kernel is built for it (StencilLaunch::wraps; the first step's launch says whether it is):
   // the fill writes no z halo plane then. Kernels that read the x ends wrapped
   // (StencilLaunch::xwraps, the bulk-copy ring) need no x halo, and where they read the y ends
-  // wrapped too (the ring; the register-prefetch kernels, whose x halos are the images) no y halo;
-  // the ring kernels that do not read them wrapped write the y halo rows (StencilLaunch::y_images;
-  // `y_current`): after their first step the fill writes no x face, or nothing (one GPU) but the z
-  // planes where the kernel does not wrap them.
+  // wrapped too (the ring; the register-prefetch kernels, whose x halos are the images) no y halo:
+  // after their first step the fill writes no x face, or nothing (one GPU) but the z planes where
+  // the kernel does not wrap them.
   struct FillPlan {
     bool due = false, x_faces = false, y_faces = false, wraps = false;
     int z_sides = 0;
   };
-  FillPlan fill_plan(bool x_current, bool y_current, bool x_read_wrapped, bool y_read_wrapped, bool wraps_built,
+  FillPlan fill_plan(bool x_current, bool x_read_wrapped, bool y_read_wrapped, bool wraps_built,
                      bool fixed_ready) const {
     FillPlan f;
     const bool periodic = p_.boundary == Boundary::Periodic;
@@ -446,7 +443,7 @@ class StencilCuda final : public StencilEngine {
         periodic && s_.tiling != Tiling::None && wraps_built && !p_.z_split() && !t_.split_z && p_.nz >= p_.radius;
     f.z_sides = f.wraps ? 0 : p_.local_z_sides();
     f.x_faces = !x_current && !x_read_wrapped;
-    f.y_faces = !(periodic && !f.x_faces && (y_read_wrapped || y_current));
+    f.y_faces = !(periodic && !f.x_faces && y_read_wrapped);
     f.due = periodic ? (f.y_faces || f.z_sides != 0) : !fixed_ready;
     return f;
   }
@@ -465,7 +462,6 @@ class StencilCuda final : public StencilEngine {
     l.cc_major = cc_major_;
     l.xlimit = int(spec_.pitch - spec_.xoff);
     l.images = images;
-    l.y_images = p_.boundary == Boundary::Periodic && s_.tiling != Tiling::None;
     l.wraps = wraps;
     l.xwraps = p_.boundary == Boundary::Periodic && s_.tiling != Tiling::None;
     l.coeffs_global = coeffs_dev_;
@@ -498,7 +494,7 @@ class StencilCuda final : public StencilEngine {
       // step()'s fill after a pass, which leaves no x halo current (fixed halos: filled once by
       // then). Periodic and split over ranks a cut step stays a pass of one: the single step's
       // exchange beside it there is not measured.
-      single_fills_nothing_ = !fill_plan(false, false, info.xwraps, info.ywraps, info.wraps_built, true).due &&
+      single_fills_nothing_ = !fill_plan(false, info.xwraps, info.ywraps, info.wraps_built, true).due &&
                               (p_.boundary != Boundary::Periodic || !p_.z_split());
       cuda::TemporalOptions opt;
       opt.steps = fused_;
@@ -575,7 +571,6 @@ class StencilCuda final : public StencilEngine {
     timer_.begin(update_name_.c_str(), strategy_);
     const cuda::StencilLaunchInfo info = cuda::launch_stencil_update(l, stream_);
     x_images_written_ = x_images_written_ && info.x_images;
-    y_images_written_ = y_images_written_ && info.y_images;
     x_read_wrapped_ = x_read_wrapped_ && info.xwraps;
     y_read_wrapped_ = y_read_wrapped_ && info.ywraps;
     if (k0 == 0 && n == p_.nz && faces == 0) wraps_built_ = info.wraps_built;
@@ -773,8 +768,6 @@ class StencilCuda final : public StencilEngine {
   bool single_fills_nothing_ = false;
   bool x_halos_current_ = false;   // Boundary::Periodic: the fields' rows' x halos hold their images
   bool x_images_written_ = false;  // this step's update launches all wrote them
-  bool y_halos_current_ = false;   // ... and the y halo rows theirs (StencilLaunch::y_images)
-  bool y_images_written_ = false;  // this step's update launches all wrote those
   bool wraps_built_ = false;       // the whole grid's update kernel reads wrapped z planes (StencilLaunch::wraps)
   bool x_read_wrapped_ = false;    // this step's update launches all read the x ends wrapped (StencilLaunch::xwraps)
   bool y_read_wrapped_ = false;    // ... and the y ends

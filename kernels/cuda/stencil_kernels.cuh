@@ -32,11 +32,6 @@ struct StencilLaunch {
   // only (whole rows and planes; the y faces alone with wraps, below). kXImagesBuilt
   // (stencil_tile.cuh) says which kernels can; StencilLaunchInfo::x_images whether the launch did.
   bool images = false;
-  // Periodic boundaries, --tiling shared: a kernel that does not read the y ends wrapped may also
-  // write the rows within R of a y end into the halo rows beyond the other end (whole rows: 2R / ny
-  // more stores), so that the next step's fill has no y face to write. The ring kernels can (not
-  // the wave's in fp64 at R = 4, kXImagesBuilt); StencilLaunchInfo::y_images whether the launch did.
-  bool y_images = false;
   // Periodic boundaries on a grid not split in z (--tiling shared, nz >= R): the kernel reads the
   // planes beyond the z ends from the other end itself (a wrapped plane index, one add per plane),
   // so that no fill writes the z halo planes. Only for kernels built for it
@@ -73,7 +68,6 @@ struct StencilLaunchInfo {
   bool wraps_built = false;  // the kernel can read wrapped z planes (StencilLaunch::wraps), asked or not
   bool xwraps = false;       // the kernel read the columns beyond the x ends wrapped (StencilLaunch::xwraps)
   bool ywraps = false;       // ... and the rows beyond the y ends
-  bool y_images = false;     // the kernel wrote the periodic y halo rows (StencilLaunch::y_images)
 };
 
 // One update of every interior point; the halos of the inputs must be filled (but the z halo

@@ -37,9 +37,7 @@ namespace {
 // writes) cost the DRAM more than their bytes (Nsight Compute, heat R = 4 on an H200: 2.7% more
 // bytes, 7.4% more time), and a tensor copy cannot wrap. YW (where shared memory allows): two
 // row blocks of R rows by the tile's width likewise, for the tiles at the y ends (Args::ywraps),
-// so that a periodic step on one GPU needs no halo fill at all; the rings without them (and those
-// without XW, which write the x halos) write the y halo rows with their outputs instead
-// (Args::yimages, update_and_store). (A box that landed the wrapped
+// so that a periodic step on one GPU needs no halo fill at all. (A box that landed the wrapped
 // rows in the tile's own halo rows would have to start at a row offset that is not a multiple of
 // 128 bytes, which a tensor copy's destination must be.)
 template <class T, int R, int NS, int BY, int P, int RY, bool TMA = false, bool XW = false, bool YW = false>
@@ -71,7 +69,7 @@ struct Ring {
 // R = 4 update from 0.4674 to 0.4925 ms, the fp64 R = 3 one from 0.8687 to 0.9229 ms), and
 // Gray-Scott's at R = 4 (1.0189 -> 1.0371 ms on an H100, even on an H200). They read y wrapped
 // too where the row blocks fit in shared memory (every heat and wave shape; Gray-Scott's 16 x 1
-// rings and its 8 x 2 at R = 2), elsewhere they write the y halo rows (kRingYImagesBuilt).
+// rings and its 8 x 2 at R = 2).
 template <class T, class Eq, int R, bool TMA>
 constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
                                    !(Eq::kPreviousLevel && (R == 4 || (R == 3 && sizeof(T) == 8))) &&
@@ -84,10 +82,6 @@ constexpr bool kRingXWrapsBuilt = (TMA && kXImagesBuilt<T, Eq, R> &&
 // 0.4-1.6 points slower and fp64 at R = 2 even (docs/performance.md, "The bulk copy's L2 promotion").
 template <class T, class Eq, int R>
 constexpr bool kTmaPromote = !Eq::kPreviousLevel && !(sizeof(T) == 8 && R >= 3);
-// The ring kernels that write the periodic y halo rows where they do not read them wrapped
-// (StencilLaunch::y_images): those with the x halo's stores built (not the wave fp64 at R = 4).
-template <class T, class Eq, int R>
-constexpr bool kRingYImagesBuilt = kXImagesBuilt<T, Eq, R>;
 template <class T, class Eq, int R, int BY, int P, int RY, bool TMA>
 constexpr bool kRingYWrapsBuilt = (kRingXWrapsBuilt<T, Eq, R, TMA> &&
                                    Ring<T, R, Eq::kFields, BY, P, RY, TMA, true, true>::smem_bytes <= 227 * 1024);
@@ -288,8 +282,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap, sides);
-      update_and_store<T, Eq, RY, Q, CS, kRingYImagesBuilt<T, Eq, R> ? R : 0>(a, q, c, lap, upq[0], x0, y0, off, z, sy,
-                                                                              sz, img);
+      update_and_store<T, Eq, RY, Q, CS>(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
       if constexpr (Eq::kPreviousLevel) {
 #pragma unroll
         for (int i = 0; i + 1 < UP; ++i)
@@ -326,7 +319,6 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   // whole threads' rows (a thread's rows all inside or all beyond the end), at least R of them.
   a.xwraps = XW && l.xwraps && a.nx % K::VW == 0 && a.nx >= G::XV;
   a.ywraps = YW && a.xwraps && a.ny % RY == 0 && a.ny >= R;
-  a.yimages = kRingYImagesBuilt<T, Eq, R> && l.y_images && !a.ywraps && a.ny >= R;
   auto kern = stencil_ring_kernel<T, R, Eq, CONST, BY, P, RY, MINB, TMA>;
   TmaMaps maps{};
   if constexpr (TMA) {
@@ -347,7 +339,7 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
   set_shared_memory_once(reinterpret_cast<const void*>(kern), G::smem_bytes, true, "stencil ring kernel");
   int per_sm = 1;
   TIERSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * BY, G::smem_bytes));
-  if (l.prepare) return {"", 0, false, kRingWrapsBuilt<T, Eq, R>, a.xwraps != 0, a.ywraps != 0, a.yimages != 0};
+  if (l.prepare) return {"", 0, false, kRingWrapsBuilt<T, Eq, R>, a.xwraps != 0, a.ywraps != 0};
   const long long tx = ceil_div(a.nx, K::TX), ty = ceil_div(a.ny, K::TY);
   int slots = std::max(1, per_sm) * l.sm_count;
   // Cluster of cx x cy tiles marching z in step (ring_body's pacing barrier), so that the halo
@@ -403,15 +395,13 @@ StencilLaunchInfo launch_ring(const StencilLaunch<T, Eq>& l, cudaStream_t s, int
     sides += double(tx) * R * K::SW * ((by == 0) + (std::min<long long>((by + 1) * K::TY, a.ny) + R > a.ny));
   const double reads = reads_tiles + double(K::NS) * sides * (double(grid.z) * R + planes);
   const double pts = double(a.nx) * a.ny * planes;
-  const double y_image_rows = a.yimages ? 2.0 * R * a.nx * planes : 0.0;  // y halo rows written
-  const double writes = (pts + y_image_rows) * K::NS + (Eq::kPreviousLevel ? pts : 0);
+  const double writes = pts * K::NS + (Eq::kPreviousLevel ? pts : 0);
   return {name,
           (reads + writes) * sizeof(T),
           a.images != 0 && kXImagesBuilt<T, Eq, R> && !a.xwraps,
           kRingWrapsBuilt<T, Eq, R>,
           a.xwraps != 0,
-          a.ywraps != 0,
-          a.yimages != 0};
+          a.ywraps != 0};
 }
 
 }  // namespace

@@ -89,8 +89,8 @@ StencilLaunchInfo launch_tiled(const StencilLaunch<T, Eq>& l, cudaStream_t s) {
         if (!deep_memory(l.l2_bytes)) return launch_ring<T, R, Eq, CONST, 16, 2, 2, 0, true>(l, s, kPairX, kPairY);
       // Heat fp64 at R = 4 on the H200: P = 3 (a build of 9ef4cbd, three runs each alternating: 0.6100-0.6120
       // ms, 87.6-88.4% of copy, against 0.6402-0.6416, 85.8-86.3%, for P = 2; P = 3 lost at R = 2, 3 and
-      // in fp32). Its ring leaves no room for the row blocks: it writes the y halo rows instead
-      // (StencilLaunch::y_images).
+      // in fp32). Its ring leaves no room for the row blocks, so the fill writes the y faces (0.015 ms
+      // a step at 512^3, counted in those figures' whole step).
       if constexpr (std::is_same_v<Eq, equations::Heat> && sizeof(T) == 8 && R == 4)
         if (deep_memory(l.l2_bytes)) return launch_ring<T, R, Eq, CONST, 8, 3, 4, 0, true>(l, s, kPairX, kPairY);
       return launch_ring<T, R, Eq, CONST, 8, 2, 4, 0, true>(l, s, kPairX, kPairY);

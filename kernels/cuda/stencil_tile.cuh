@@ -37,7 +37,6 @@ struct Args {
   int zskip;          // planes skipped after the first z chunk (StencilLaunch::z_faces), else 0
   int r;              // halo width
   int images;         // write each row's periodic x halo (StencilLaunch::images, x_images)
-  int yimages;        // write the rows within R of a y end into the halo rows beyond the other end
   int wraps;          // read the planes beyond the z ends from the other end (StencilLaunch::wraps)
   int xwraps;         // read the columns beyond the x ends from the other end (StencilLaunch::xwraps)
   int ywraps;         // and the rows beyond the y ends (the same request; where the kernel can)
@@ -63,7 +62,6 @@ Args<T, Eq> make_args(const StencilLaunch<T, Eq>& l) {
   a.zskip = 0;
   a.r = l.in[0].r;
   a.images = l.images;
-  a.yimages = 0;  // the launcher whose kernel writes them sets it (StencilLaunch::y_images)
   a.wraps = l.wraps;
   a.xwraps = a.ywraps = 0;  // the launcher that reads them wrapped sets them
   a.pace = 0;
@@ -193,10 +191,7 @@ __device__ __forceinline__ unsigned x_images(const Args<T, Eq>& a, int x0) {
 // u(t - dt) (up), then one 16-byte store per row and field (streaming where CS, kStreamingBuilt;
 // element stores at the grid's right edge), and where img says so the row's periodic x halo
 // (x_images); off: this thread's first point in its plane, sy and sz: the strides.
-// YR > 0 (kernels built to write the periodic y halo, Args::yimages): a row within YR of a y end
-// is stored a second time, into the halo row ny further on or back; whole rows, contiguous across
-// the warp, so the next step's y faces cost 2 YR / ny more stores instead of a fill.
-template <class T, class Eq, int RY, int Q, bool CS = false, int YR = 0>
+template <class T, class Eq, int RY, int Q, bool CS = false>
 __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T> (&q)[Eq::kFields][RY][Q], int c,
                                                  const T (&lap)[Eq::kFields][RY][V<T>::n], const V<T> (&up)[RY], int x0,
                                                  int y0, long long off, int z, long long sy, long long sz,
@@ -224,19 +219,15 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
         else
           st16(p, v);
       };
-      // The row's vector, d points on from where it belongs (0, or a halo image's offset).
-      auto put = [&](long long d) {
-        if (x0 + VW <= a.nx) {
-          st(p0 + d, o[0]);
-          if constexpr (NS == 2) st(p1 + d, o[NS - 1]);
-        } else {
-          for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
-            p0[d + e] = o[0].e[e];
-            if constexpr (NS == 2) p1[d + e] = o[NS - 1].e[e];
-          }
+      if (x0 + VW <= a.nx) {
+        st(p0, o[0]);
+        if constexpr (NS == 2) st(p1, o[NS - 1]);
+      } else {
+        for (int e = 0; e < VW && x0 + e < a.nx; ++e) {
+          p0[e] = o[0].e[e];
+          if constexpr (NS == 2) p1[e] = o[NS - 1].e[e];
         }
-      };
-      put(0);
+      }
       // The row's periodic x halo, from the values in hand (see x_images).
       if (img & 1) {
         st(p0 + a.nx, o[0]);
@@ -245,13 +236,6 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
       if (img & 2) {
         st(p0 - a.nx, o[0]);
         if constexpr (NS == 2) st(p1 - a.nx, o[NS - 1]);
-      }
-      if constexpr (YR > 0) {
-        if (a.yimages) {
-          const int y = y0 + r;
-          if (y < YR) put((long long)a.ny * sy);
-          if (y >= a.ny - YR) put(-(long long)a.ny * sy);
-        }
       }
     }
   }

@@ -259,7 +259,9 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
       const bool wraps = !wave64r4;
       // The bulk-copy ring reads the x ends wrapped too (StencilLaunch::xwraps; not the wave's at
       // R = 4 nor in fp64 at R = 3, nor Gray-Scott's at R = 4) where rows are whole vectors of at
-      // least its x halo: the fill then writes no x face.
+      // least its x halo: the fill then writes the y faces alone, and nothing where the ring reads
+      // the y ends wrapped as well (heat's shapes, columns of whole threads' rows: 4 here; not heat
+      // fp64 at R = 4 where the memory is deep, whose ring of P = 3 leaves no room for the row blocks).
       const int vw = r.pr == Precision::Fp64 ? 2 : 4, xv = (r.R + vw - 1) / vw * vw;
       const bool not_built = (r.eq == Equation::Wave && (r.R == 4 || (r.R == 3 && r.pr == Precision::Fp64))) ||
                              (r.eq == Equation::GrayScott && r.R == 4);
@@ -285,19 +287,15 @@ void expect_like_the_cpu_backend(const MultiStepRun& r) {
       const bool images = r.nx % sector == 0 && r.nx + sector <= row_room;
       const bool yreads = prefetch && r.ny % tile_rows == 0 && images;
       const double z_planes = fields * (r.nx + R2) * (r.ny + R2) * R2;
-      // The ring kernels (the bulk-copy ring "_tma_", the cp.async ring "_ring_") but the wave
-      // fp64 R = 4 leave the y halo rows current, reading them wrapped or writing them
-      // (StencilLaunch::y_images); with the x halos read wrapped too, or written (images), the
-      // first step after the upload alone fills.
-      const bool ring = update.find("_tma_") != std::string::npos || update.find("_ring_") != std::string::npos;
-      const bool ring_current = ring && wraps && (xwraps || images);
-      if (yreads || ring_current) {
+      if (yreads) {
         ASSERT_FALSE(fills.empty()) << update << ": no fill after the upload";
         EXPECT_EQ(fills.size(), wraps ? 1u : std::size_t(r.steps)) << update;
         fills.erase(fills.begin());
       }
-      if (ring_current || (yreads && wraps)) {
-        EXPECT_TRUE(fills.empty()) << update << ": a fill ran after the first step";
+      const bool ring_yreads = xwraps && r.eq == Equation::Heat && r.ny % 4 == 0 &&
+                               !(r.pr == Precision::Fp64 && r.R == 4 && deep_memory(query_device().l2_bytes));
+      if (ring_yreads || (yreads && wraps)) {
+        EXPECT_TRUE(fills.empty()) << update << ": a fill ran";
       } else if (!xwraps && !yreads) {
         EXPECT_FALSE(fills.empty()) << update;
       }
@@ -420,22 +418,15 @@ TEST(StencilGpu, WrappedPeriodicReadsMatchTheCpuBackend) {
                        Run{Equation::Wave, 2, 30, Boundary::Periodic, Precision::Fp32, 9, 132, 20},
                        Run{Equation::GrayScott, 3, 40, Boundary::Periodic, Precision::Fp32, 9, 136, 20},
                        Run{Equation::Heat, 2, 30, Boundary::Periodic, Precision::Fp64, 9, 4, 20},
-                       // Three tiles down, the last partial; rows not whole threads' (the ring
-                       // writes the y halo rows instead of reading them wrapped).
+                       // Three tiles down, the last partial; rows not whole threads' (the y faces
+                       // by the fill).
                        Run{Equation::Heat, 4, 30, Boundary::Periodic, Precision::Fp32, 9, 40, 68},
                        Run{Equation::Heat, 2, 30, Boundary::Periodic, Precision::Fp32, 9, 132, 30},
                        // The register-prefetch kernels read the y ends wrapped: one tile down (its
                        // rows above and below both from itself). Gray-Scott at R = 2 on whole rows:
                        // the bulk-copy ring of 16 x 1 on Hopper, the register prefetch before.
                        Run{Equation::Heat, 1, 30, Boundary::Periodic, Precision::Fp32, 5, 48, 8},
-                       Run{Equation::GrayScott, 2, 40, Boundary::Periodic, Precision::Fp32, 9, 64, 32},
-                       // The rings that write the y halo rows (StencilLaunch::y_images): those that
-                       // read x wrapped but not y, and those that write the x halos too; fewer than
-                       // 2R rows (every row an image, some twice), rows not whole threads'.
-                       Run{Equation::GrayScott, 4, 40, Boundary::Periodic, Precision::Fp32, 9, 64, 40},
-                       Run{Equation::Wave, 3, 30, Boundary::Periodic, Precision::Fp64, 9, 64, 36},
-                       Run{Equation::Heat, 4, 30, Boundary::Periodic, Precision::Fp32, 9, 64, 6},
-                       Run{Equation::Wave, 4, 30, Boundary::Periodic, Precision::Fp32, 9, 136, 7}})
+                       Run{Equation::GrayScott, 2, 40, Boundary::Periodic, Precision::Fp32, 9, 64, 32}})
     expect_like_the_cpu_backend(r);
 }
 
