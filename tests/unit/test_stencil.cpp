@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -1006,6 +1008,53 @@ TEST(StencilInitial, SlabsHoldTheWholeGridsValuesPlaneForPlane) {
   EXPECT_THROW(
       initial_state(Case::parse("[run]\nmodel = \"stencil\"\ndt = 1e-4\n", "x.toml"), StencilProblem{}, 1e-4, 3, 100),
       Error);
+}
+
+// The wave pulse's u(-dt) = u + (c dt)^2 / 2 lap u, its Laplacian the engines' with the host
+// halo fill's neighbours: against lap_point on a grid whose halo fill_halo_host wrote, every
+// radius, both boundaries (a fixed value that is not zero), sizes with a run of points whose
+// neighbours all lie inside and sizes with none (fewer than 2R + 1 points along an axis). The
+// same values in the same order, so equal but for rounding (stated: 1e-14 of max |u| = 1; a wrong
+// neighbour moves a point by about 1e-4 here).
+TEST(StencilInitial, ThePulsesPreviousLevelTakesTheLaplacianOfTheHaloFilledGrid) {
+  const Case c = Case::parse(
+      "[run]\nmodel = \"stencil\"\ndt = 1e-2\n[stencil]\nequation = \"wave\"\n[wave]\ninitial = \"pulse\"\n"
+      "pulse_width = 0.15\n",
+      "pulse.toml");
+  for (Boundary bc : {Boundary::Periodic, Boundary::Fixed})
+    for (int R = 1; R <= 4; ++R)
+      for (const auto& d : std::vector<std::array<int, 3>>{{13, 11, 10}, {5, 6, 12}, {24, 9, 7}}) {
+        StencilProblem p;
+        p.equation = Equation::Wave;
+        p.nx = d[0], p.ny = d[1], p.nz = d[2], p.radius = R;
+        p.h[0] = 1.0 / 13, p.h[1] = 1.0 / 11, p.h[2] = 1.0 / 10;
+        p.boundary = bc;
+        p.boundary_value = 0.3;
+        p.constants<equations::Wave>().speed = 2.0;
+        const double dt = 1e-2;
+        const InitialState s = initial_state(c, p, dt);
+        ASSERT_EQ(s.fields.size(), 2u);
+        HostGrid<double> grid(p.nx, p.ny, p.nz, R);
+        const GridView<double> g = grid.view();
+        grid.set_interior(s.fields[0].data());
+        fill_halo_host(g, bc, p.field_boundary_value(0));
+        const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(R, p.h[0], p.h[1], p.h[2]);
+        const double half_c2dt2 = 0.5 * 2.0 * 2.0 * dt * dt;
+        double worst = 0, moved = 0;
+        for (int k = 0; k < p.nz; ++k)
+          for (int j = 0; j < p.ny; ++j)
+            for (int i = 0; i < p.nx; ++i) {
+              const std::size_t at = (std::size_t(k) * p.ny + j) * p.nx + i;
+              const double want = g(i, j, k) + half_c2dt2 * lap_point(R, cf, g, i, j, k);
+              worst = std::max(worst, std::fabs(s.fields[1][at] - want));
+              moved = std::max(moved, std::fabs(want - g(i, j, k)));
+            }
+        const std::string what = std::string(bc == Boundary::Periodic ? "periodic" : "fixed") +
+                                 " R=" + std::to_string(R) + " " + std::to_string(d[0]) + "x" + std::to_string(d[1]) +
+                                 "x" + std::to_string(d[2]);
+        EXPECT_LE(worst, 1e-14) << what;
+        EXPECT_GT(moved, 1e-4) << what << ": u(-dt) must differ from u by more than the tolerance";
+      }
 }
 
 // The random states are the same bit for bit on 1, 2 and 5 threads (each point draws its own
