@@ -1013,7 +1013,8 @@ TEST(StencilInitial, SlabsHoldTheWholeGridsValuesPlaneForPlane) {
 // The wave pulse's u(-dt) = u + (c dt)^2 / 2 lap u, its Laplacian the engines' with the host
 // halo fill's neighbours: against lap_point on a grid whose halo fill_halo_host wrote, every
 // radius, both boundaries (a fixed value that is not zero), sizes with a run of points whose
-// neighbours all lie inside and sizes with none (fewer than 2R + 1 points along an axis). The
+// neighbours all lie inside and sizes with none (fewer than 2R + 1 points along an axis), and one
+// of several strips of rows and chunks of planes, the last of each partial. The
 // same values in the same order, so equal but for rounding (stated: 1e-14 of max |u| = 1; a wrong
 // neighbour moves a point by about 1e-4 here).
 TEST(StencilInitial, ThePulsesPreviousLevelTakesTheLaplacianOfTheHaloFilledGrid) {
@@ -1023,7 +1024,7 @@ TEST(StencilInitial, ThePulsesPreviousLevelTakesTheLaplacianOfTheHaloFilledGrid)
       "pulse.toml");
   for (Boundary bc : {Boundary::Periodic, Boundary::Fixed})
     for (int R = 1; R <= 4; ++R)
-      for (const auto& d : std::vector<std::array<int, 3>>{{13, 11, 10}, {5, 6, 12}, {24, 9, 7}}) {
+      for (const auto& d : std::vector<std::array<int, 3>>{{13, 11, 10}, {5, 6, 12}, {24, 9, 7}, {20, 37, 70}}) {
         StencilProblem p;
         p.equation = Equation::Wave;
         p.nx = d[0], p.ny = d[1], p.nz = d[2], p.radius = R;
