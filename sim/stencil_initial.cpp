@@ -77,39 +77,32 @@ struct Grid {
     const StencilCoeffs<double> cf = make_laplacian_coeffs<double>(p.radius, p.h[0], p.h[1], p.h[2]);
     const std::ptrdiff_t stride[3] = {1, p.nx, std::ptrdiff_t(p.nx) * p.ny};
     HostArray<double> out(u.size());
-    // Strips of kRows rows, each walked along a chunk of kPlanes planes: the 2R + 1 planes of a
-    // strip's rows that its points read stay in the core's cache from one plane to the next.
-    constexpr int kRows = 16, kPlanes = 32;
-    const int strips = (p.ny + kRows - 1) / kRows, chunks = (p.nz + kPlanes - 1) / kPlanes;
     auto sweep = [&](auto radius) {
       constexpr int R = decltype(radius)::value;
-      auto row_of = [&](int j, int k) {
-        auto near_face = [&](int i) {
-          auto neighbour = [&](int a, int o) {
-            int q[3] = {i, j, k};
-            q[a] = halo_image(q[a] + o, n(a), p.boundary);
-            return q[a] < 0 ? edge : u[at(q[0], q[1], q[2])];
-          };
-          const double uq = u[at(i, j, k)];
-          out[at(i, j, k)] = f(uq, laplacian<R>(cf, uq, neighbour));
-        };
-        // Points [lo, hi) of the row have every neighbour inside.
-        const bool inside = k >= R && k < p.nz - R && j >= R && j < p.ny - R;
-        const int lo = inside ? std::min(R, p.nx) : p.nx, hi = std::max(lo, p.nx - R);
-        for (int i = 0; i < lo; ++i) near_face(i);
-        const double* const row = u.data() + at(0, j, k);
-        double* const orow = out.data() + at(0, j, k);
-        for (int i = lo; i < hi; ++i) {
-          const double* const c = row + i;
-          orow[i] = f(*c, laplacian<R>(cf, *c, [&](int a, int o) { return c[o * stride[a]]; }));
-        }
-        for (int i = hi; i < p.nx; ++i) near_face(i);
-      };
 #pragma omp parallel for collapse(2) schedule(static)
-      for (int st = 0; st < strips; ++st)
-        for (int ch = 0; ch < chunks; ++ch)
-          for (int k = ch * kPlanes; k < std::min(p.nz, (ch + 1) * kPlanes); ++k)
-            for (int j = st * kRows; j < std::min(p.ny, (st + 1) * kRows); ++j) row_of(j, k);
+      for (int k = 0; k < p.nz; ++k)
+        for (int j = 0; j < p.ny; ++j) {
+          auto near_face = [&](int i) {
+            auto neighbour = [&](int a, int o) {
+              int q[3] = {i, j, k};
+              q[a] = halo_image(q[a] + o, n(a), p.boundary);
+              return q[a] < 0 ? edge : u[at(q[0], q[1], q[2])];
+            };
+            const double uq = u[at(i, j, k)];
+            out[at(i, j, k)] = f(uq, laplacian<R>(cf, uq, neighbour));
+          };
+          // Points [lo, hi) of the row have every neighbour inside.
+          const bool inside = k >= R && k < p.nz - R && j >= R && j < p.ny - R;
+          const int lo = inside ? std::min(R, p.nx) : p.nx, hi = std::max(lo, p.nx - R);
+          for (int i = 0; i < lo; ++i) near_face(i);
+          const double* const row = u.data() + at(0, j, k);
+          double* const orow = out.data() + at(0, j, k);
+          for (int i = lo; i < hi; ++i) {
+            const double* const c = row + i;
+            orow[i] = f(*c, laplacian<R>(cf, *c, [&](int a, int o) { return c[o * stride[a]]; }));
+          }
+          for (int i = hi; i < p.nx; ++i) near_face(i);
+        }
     };
     switch (p.radius) {
       case 1:
