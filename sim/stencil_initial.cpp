@@ -70,7 +70,8 @@ struct Grid {
   // past a face is what the host halo fill puts there (halo_image: the periodic image, or the
   // boundary value), read from u itself: no padded copy of the grid. Points whose neighbours all
   // lie inside (every point but those within R of a face) read them at fixed strides instead, the
-  // same values: at R = 4 the images' index arithmetic took most of the time.
+  // same values without the images' index arithmetic (512^3, R = 4, 16 host cores: the initial
+  // state 0.55-0.58 s with it for every neighbour, 0.34-0.39 s without).
   template <class F>
   HostArray<double> with_laplacian(const HostArray<double>& u, F&& f) const {
     const double edge = p.field_boundary_value(0);

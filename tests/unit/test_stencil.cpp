@@ -1014,9 +1014,8 @@ TEST(StencilInitial, SlabsHoldTheWholeGridsValuesPlaneForPlane) {
 // halo fill's neighbours: against lap_point on a grid whose halo fill_halo_host wrote, every
 // radius, both boundaries (a fixed value that is not zero), sizes with a run of points whose
 // neighbours all lie inside and sizes with none (fewer than 2R + 1 points along an axis), and a
-// grid of many rows and planes (20 x 37 x 70). The
-// same values in the same order, so equal but for rounding (stated: 1e-14 of max |u| = 1; a wrong
-// neighbour moves a point by about 1e-4 here).
+// grid of many rows and planes (20 x 37 x 70). The same values in the same order, so equal but
+// for rounding (stated: 1e-14 of max |u| = 1; a wrong neighbour moves a point by about 1e-4 here).
 TEST(StencilInitial, ThePulsesPreviousLevelTakesTheLaplacianOfTheHaloFilledGrid) {
   const Case c = Case::parse(
       "[run]\nmodel = \"stencil\"\ndt = 1e-2\n[stencil]\nequation = \"wave\"\n[wave]\ninitial = \"pulse\"\n"
