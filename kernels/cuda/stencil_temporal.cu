@@ -478,8 +478,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   auto yrow = [&](int row) { return (G::YP ? row + G::YP : min(max(row, 0), H0 - 1)) * W0 + lane * VW; };
 
   // Fixed boundaries: points outside the interior hold the boundary value at every level (a
-  // level's rows at plane k, tested once for all rows). Only where some point of the thread's
-  // rows lies outside: `fixing`, set once a step (periodic runs never fix).
+  // level's rows at plane k, tested once for all rows: periodic runs skip it).
   auto fix_rows = [&](V<T>(&res)[NF][RY], int k) {
     const bool zin = k >= -a.zlo && k < a.nz + a.zhi;
 #pragma unroll
@@ -510,16 +509,11 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
       }
     }
   };
-  // Whether this thread's vector and rows are inside in x and y (fixed boundaries), so that only
-  // the planes decide whether its levels need fix_rows, tested once a step instead of every row
-  // of every level.
-  const bool xy_inside = fixed && xin == xall && yin == (1u << RY) - 1;
-  bool fixing = fixed;  // fix_rows is due at this step's levels (planes i - T R .. i - R)
   // A level's rows once computed (in place: its queue slot, or the last level's own registers):
   // fixed boundaries applied; the last level's to global memory (C: the level below, the wave's
   // second output).
   auto finish = [&](V<T>(&res)[NF][RY], const V<T>(&C)[NF][RY], int k, bool last) {
-    if (fixing) fix_rows(res, k);
+    if (fixed) fix_rows(res, k);
     if (last)
 #pragma unroll
       for (int r = 0; r < RY; ++r) output_row(res, C[0][r], r);
@@ -561,7 +555,6 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
       const int i = ib + s;
       if (i >= iend) break;          // block-uniform
       cp_async_wait_group<D - 1>();  // this thread's copies of plane i have landed
-      fixing = fixed && !(xy_inside && i - TR >= -a.zlo && i - R < a.nz + a.zhi);
       // Everyone's copies of plane i - R have landed (waited R steps ago); the slot of plane
       // i - 2R - 1 is free (last read at the previous step).
       __syncthreads();
