@@ -342,7 +342,9 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
 
 // One block's pass over output tile `tile` (tile_at), output planes zo0 .. zo1 - 1: input planes
 // zo0 - T R .. zo1 + T R - 1 stream through, the first 2 T R of them filling the pipeline of levels.
-template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
+// FIXED: a.fixed, a compile-time constant so that the periodic body holds none of the fixed
+// boundaries' tests and the fixed body none of the wrapping.
+template <class T, int R, int EQ, int TMAX, int BY, int RY, int D, bool FIXED>
 __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long long tile, const int zo0,
                                                  const int zo1) {
   using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
@@ -369,7 +371,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   const int gy0 = oy0 - TR + r0;                   // global y of row r0 (region y0 = oy0 - T R)
   const int i0 = zo0 - TR, iend = zo1 + TR;        // input planes this block reads
   const int sown = (G::YP + r0) * W0 + lane * VW;  // shared offset of this thread's first vector
-  const bool fixed = a.fixed != 0;
+  constexpr bool fixed = FIXED;
 
   // Where this thread's vectors come from. Loads only inside the region the output depends on
   // (partial tiles at the far edges skip the rest); x: one 16-byte copy where the vector lies in
@@ -650,9 +652,15 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
 // chunks of a.zchunk (y).
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
+  auto segment = [&](long long tile, int z0, int z1) {
+    if (a.fixed)
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D, true>(a, tile, z0, z1);
+    else
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D, false>(a, tile, z0, z1);
+  };
   if constexpr (!walks_shares(EQ, R)) {
     const int zo0 = blockIdx.y * a.zchunk;
-    temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, blockIdx.x, zo0, min(zo0 + a.zchunk, a.nz));
+    segment(blockIdx.x, zo0, min(zo0 + a.zchunk, a.nz));
   } else {
     long long w0, w1;
     if (a.blocks > 0) {
@@ -666,7 +674,7 @@ __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __gr
       const long long tile = w0 / a.nz;
       const int z0 = int(w0 - tile * a.nz), z1 = int(min((long long)a.nz, z0 + (w1 - w0)));
       if (!first) __syncthreads();  // every warp is done with the previous tile's shared memory
-      temporal_segment<T, R, EQ, TMAX, BY, RY, D>(a, tile, z0, z1);
+      segment(tile, z0, z1);
       w0 += z1 - z0;
     }
   }
