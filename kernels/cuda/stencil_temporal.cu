@@ -199,6 +199,15 @@ __device__ __forceinline__ int wrap(int i, int n) {
 }
 
 // ---- the kernel ---------------------------------------------------------------------------------
+// The boundaries' bodies of a kernel (temporal_segment's BC). One body for each kind of boundary
+// everywhere but the fp32 wave at R = 1, which keeps one body testing a.fixed at run time: with two,
+// its periodic pass ran 6% slower (512^3 on an H200, a pass of 3 steps 0.698 -> 0.742 ms), while
+// the other passes measured took 0-7% less time periodic and 4-14% less fixed (docs/performance.md,
+// "Fixed boundaries").
+constexpr int kPeriodicBody = 0, kFixedBody = 1, kEitherBody = 2;
+template <class T, int R, int EQ>
+constexpr bool kBoundaryBodies = !(std::is_same_v<T, float> && EQ == kWave && R == 1);
+
 template <class T>
 struct TArgs {
   const T* in[2];  // heat {u}; wave {u(t), u(t - dt)}; gray-scott {U, V}: interior point (0,0,0)
@@ -342,9 +351,10 @@ __device__ __forceinline__ void level_update(const TArgs<T>& a, const V<T> (&C)[
 
 // One block's pass over output tile `tile` (tile_at), output planes zo0 .. zo1 - 1: input planes
 // zo0 - T R .. zo1 + T R - 1 stream through, the first 2 T R of them filling the pipeline of levels.
-// FIXED: a.fixed, a compile-time constant so that the periodic body holds none of the fixed
-// boundaries' tests and the fixed body none of the wrapping.
-template <class T, int R, int EQ, int TMAX, int BY, int RY, int D, bool FIXED>
+// BC: the boundaries, kPeriodicBody or kFixedBody (compile-time constants, so that the periodic
+// body holds none of the fixed boundaries' tests and the fixed body none of the wrapping), or
+// kEitherBody (a.fixed tested at run time; kBoundaryBodies says where).
+template <class T, int R, int EQ, int TMAX, int BY, int RY, int D, int BC>
 __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long long tile, const int zo0,
                                                  const int zo1) {
   using G = Geo<T, R, EQ, TMAX, BY, RY, D>;
@@ -371,7 +381,7 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
   const int gy0 = oy0 - TR + r0;                   // global y of row r0 (region y0 = oy0 - T R)
   const int i0 = zo0 - TR, iend = zo1 + TR;        // input planes this block reads
   const int sown = (G::YP + r0) * W0 + lane * VW;  // shared offset of this thread's first vector
-  constexpr bool fixed = FIXED;
+  const bool fixed = BC == kEitherBody ? a.fixed != 0 : BC == kFixedBody;
 
   // Where this thread's vectors come from. Loads only inside the region the output depends on
   // (partial tiles at the far edges skip the rest); x: one 16-byte copy where the vector lies in
@@ -653,10 +663,12 @@ __device__ __forceinline__ void temporal_segment(const TArgs<T>& a, const long l
 template <class T, int R, int EQ, int TMAX, int BY, int RY, int D>
 __global__ void __launch_bounds__(32 * BY, 1) stencil_temporal_kernel(const __grid_constant__ TArgs<T> a) {
   auto segment = [&](long long tile, int z0, int z1) {
-    if (a.fixed)
-      temporal_segment<T, R, EQ, TMAX, BY, RY, D, true>(a, tile, z0, z1);
+    if constexpr (!kBoundaryBodies<T, R, EQ>)
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D, kEitherBody>(a, tile, z0, z1);
+    else if (a.fixed)
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D, kFixedBody>(a, tile, z0, z1);
     else
-      temporal_segment<T, R, EQ, TMAX, BY, RY, D, false>(a, tile, z0, z1);
+      temporal_segment<T, R, EQ, TMAX, BY, RY, D, kPeriodicBody>(a, tile, z0, z1);
   };
   if constexpr (!walks_shares(EQ, R)) {
     const int zo0 = blockIdx.y * a.zchunk;
