@@ -37,7 +37,8 @@
 // it on load, and every later level sets it again after the update. Neighbours' planes (TemporalOptions::z_below,
 // z_above: a rank's slab with T R planes of each neighbour's beside it, or a z range of a larger grid) are read as
 // interior points: the levels in them are computed as the neighbour computes them, so the slab's planes come out as
-// those of the whole grid.
+// those of the whole grid. A kernel holds a body for each kind of boundary, compiled with it as a
+// constant (kBoundaryBodies: the fp32 wave at R = 1 one body testing it at run time).
 //
 // Bit-identical to the single-step kernels (stencil_families.cuh): the arithmetic is
 // kernels/physics/stencil.hpp's laplacian<R> and the equation's point update (its traits type in
@@ -201,9 +202,9 @@ __device__ __forceinline__ int wrap(int i, int n) {
 // ---- the kernel ---------------------------------------------------------------------------------
 // The boundaries' bodies of a kernel (temporal_segment's BC). One body for each kind of boundary
 // everywhere but the fp32 wave at R = 1, which keeps one body testing a.fixed at run time: with two,
-// its periodic pass ran 6% slower (512^3 on an H200, a pass of 3 steps 0.698 -> 0.742 ms), while
-// the other passes measured took 0-7% less time periodic and 4-14% less fixed (docs/performance.md,
-// "Fixed boundaries").
+// its periodic pass ran 6% slower (512^3 on an H200, a pass of 3 steps 0.698 -> 0.741 ms), while
+// the other passes measured took from 0.2% more to 7.1% less time periodic and 5.4-14.1% less fixed
+// (docs/performance.md, "Each kind of boundary a body of its own").
 constexpr int kPeriodicBody = 0, kFixedBody = 1, kEitherBody = 2;
 template <class T, int R, int EQ>
 constexpr bool kBoundaryBodies = !(std::is_same_v<T, float> && EQ == kWave && R == 1);
@@ -960,7 +961,7 @@ namespace {
 // measured at 512^3 on an NVIDIA H100 80GB HBM3: R = 1, 2 at commit 374c2b2 (heat fp32 at R = 2
 // with its exchange rings, Geo::XR), R = 3, 4 at 2e90bfd (docs/performance.md, "Temporal blocking").
 // fixed_share: the share of it fixed boundaries keep, measured on an NVIDIA H200 with the kernels
-// of commit 5c64d6f (the speedup of `tiersim run` with grid.boundary = "fixed" over that of a
+// of commit fbd6595 (the speedup of `tiersim run` with grid.boundary = "fixed" over that of a
 // periodic run, each from the median pass and single step in telemetry.csv; 0: not measured,
 // where the H200 does not fuse by default).
 struct MeasuredGain {
@@ -968,11 +969,11 @@ struct MeasuredGain {
   double speedup, fixed_share;
 };
 constexpr MeasuredGain kMeasuredGains[] = {
-    {kHeat, 1, 0, 2.42, 0.746},      {kHeat, 2, 0, 1.47, 0.833}, {kHeat, 3, 0, 0.75, 0}, {kHeat, 4, 0, 0.26, 0},
-    {kWave, 1, 0, 2.16, 0.804},      {kWave, 2, 0, 1.26, 0},     {kWave, 3, 0, 0.47, 0}, {kWave, 4, 0, 0.18, 0},
-    {kHeat, 1, 1, 2.22, 0.804},      {kHeat, 2, 1, 1.33, 0},     {kHeat, 3, 1, 0.65, 0}, {kHeat, 4, 1, 0.25, 0},
-    {kWave, 1, 1, 2.08, 0.804},      {kWave, 2, 1, 1.40, 0.867}, {kWave, 3, 1, 0.69, 0}, {kWave, 4, 1, 0.20, 0},
-    {kGrayScott, 1, 0, 1.56, 0.717},
+    {kHeat, 1, 0, 2.42, 0.770},      {kHeat, 2, 0, 1.47, 0.885}, {kHeat, 3, 0, 0.75, 0}, {kHeat, 4, 0, 0.26, 0},
+    {kWave, 1, 0, 2.16, 0.797},      {kWave, 2, 0, 1.26, 0},     {kWave, 3, 0, 0.47, 0}, {kWave, 4, 0, 0.18, 0},
+    {kHeat, 1, 1, 2.22, 0.825},      {kHeat, 2, 1, 1.33, 0},     {kHeat, 3, 1, 0.65, 0}, {kHeat, 4, 1, 0.25, 0},
+    {kWave, 1, 1, 2.08, 0.868},      {kWave, 2, 1, 1.40, 0.980}, {kWave, 3, 1, 0.69, 0}, {kWave, 4, 1, 0.20, 0},
+    {kGrayScott, 1, 0, 1.56, 0.806},
 };
 // The H100's copy bandwidth per SM cycle: 2,795 GB/s in process (2,782-2,809) over 132 SMs at
 // 1.98 GHz, bytes per SM per cycle.
