@@ -958,21 +958,22 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 
 namespace {
 // The pass's speedup over the whole single step (the update, and its halo fill where it has one),
-// measured at 512^3 on an NVIDIA H100 80GB HBM3: R = 1, 2 at commit 374c2b2 (heat fp32 at R = 2
-// with its exchange rings, Geo::XR), R = 3, 4 at 2e90bfd (docs/performance.md, "Temporal blocking").
-// fixed_share: the share of it fixed boundaries keep, measured on an NVIDIA H200 with the kernels
-// of commit fbd6595 (the speedup of `tiersim run` with grid.boundary = "fixed" over that of a
-// periodic run, each from the median pass and single step in telemetry.csv; 0: not measured,
-// where the H200 does not fuse by default).
+// measured at 512^3 on an NVIDIA H100 80GB HBM3 with the kernels of commit 0ef64a2 (`tiersim bench
+// stencil --tilings shared,temporal`, T = 2 from R = 2; docs/performance.md, "Temporal blocking").
+// fixed_share: the share of it fixed boundaries keep (the speedup of `tiersim run` with
+// grid.boundary = "fixed" over that of a periodic run, each from the median pass and single step
+// in telemetry.csv), measured on an NVIDIA H200 with the kernels of commit fbd6595, and on the H100
+// at 0ef64a2 for the wave fp32 and heat fp64 at R = 2, which fuse there and not on the H200; 0: not
+// measured, where neither device fuses by default.
 struct MeasuredGain {
   int eq, R, fp64;
   double speedup, fixed_share;
 };
 constexpr MeasuredGain kMeasuredGains[] = {
-    {kHeat, 1, 0, 2.42, 0.770},      {kHeat, 2, 0, 1.47, 0.885}, {kHeat, 3, 0, 0.75, 0}, {kHeat, 4, 0, 0.26, 0},
-    {kWave, 1, 0, 2.16, 0.797},      {kWave, 2, 0, 1.26, 0},     {kWave, 3, 0, 0.47, 0}, {kWave, 4, 0, 0.18, 0},
-    {kHeat, 1, 1, 2.22, 0.825},      {kHeat, 2, 1, 1.33, 0},     {kHeat, 3, 1, 0.65, 0}, {kHeat, 4, 1, 0.25, 0},
-    {kWave, 1, 1, 2.08, 0.868},      {kWave, 2, 1, 1.40, 0.980}, {kWave, 3, 1, 0.69, 0}, {kWave, 4, 1, 0.20, 0},
+    {kHeat, 1, 0, 2.47, 0.770},      {kHeat, 2, 0, 1.48, 0.885}, {kHeat, 3, 0, 0.79, 0}, {kHeat, 4, 0, 0.28, 0},
+    {kWave, 1, 0, 2.17, 0.797},      {kWave, 2, 0, 1.23, 0.987}, {kWave, 3, 0, 0.77, 0}, {kWave, 4, 0, 0.17, 0},
+    {kHeat, 1, 1, 2.21, 0.825},      {kHeat, 2, 1, 1.34, 0.937}, {kHeat, 3, 1, 0.67, 0}, {kHeat, 4, 1, 0.28, 0},
+    {kWave, 1, 1, 2.26, 0.868},      {kWave, 2, 1, 1.39, 0.980}, {kWave, 3, 1, 0.80, 0}, {kWave, 4, 1, 0.20, 0},
     {kGrayScott, 1, 0, 1.56, 0.806},
 };
 // The H100's copy bandwidth per SM cycle: 2,795 GB/s in process (2,782-2,809) over 132 SMs at
