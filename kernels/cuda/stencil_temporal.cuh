@@ -76,9 +76,9 @@ int temporal_default_steps(Equation eq, int R, bool fp64, int nx, int ny, int nz
 // bandwidth per SM cycle (measure_device_copy_gbs, cached per device) against the H100's, and the
 // run fuses where that predicts a gain. Where the equation and precision were not measured at
 // that radius, the least speedup measured there stands for them. Fixed boundaries keep a share
-// of the speedup, measured on an H200 and an H100 (their pass tests which points lie outside, and their single
-// step fills no halo), likewise the least share measured at that radius (or at any) where it was
-// not measured.
+// of the speedup, measured on an H200 and an H100 (their pass tests which points lie outside, and
+// their single step fills no halo), likewise the least share measured at that radius (or at any)
+// where it was not measured.
 bool temporal_pays(Equation eq, int R, bool fp64, Boundary bc);
 
 // One pass: reads the fields at time t from `in`, writes them at t + T dt to `out` (T =
