@@ -2,6 +2,7 @@
 // (a field's statistics with its non-finite values, the wave equation's energy) and the point
 // source.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -115,7 +116,9 @@ __device__ __forceinline__ void block_reduce(double (&v)[sizeof...(Ops)], double
 // made the statistics of a 512^3 field take about 10x its read time). Interior rows start on a
 // 128-byte line (layouts/grid.hpp), so a lane reads 16-byte vectors, kStatsLoads of them before
 // using any (64 bytes in flight per thread, where a 512-point fp32 row gives each lane 4 of its 128
-// vectors); a row's points past its last whole vector are read one by one.
+// vectors); a row's points past its last whole vector are read one by one. A vector's sum and sum
+// of squares are formed in T and added to the double sums once, so that the conversions and double
+// additions come a vector, not a point, at a time; min and max stay in T.
 constexpr int kStatsWarps = kReduceThreads / 32, kStatsLoads = 4;
 template <class T>
 __global__ void __launch_bounds__(kReduceThreads) field_stats_kernel(GridView<T> g, double* partials) {
@@ -125,6 +128,7 @@ __global__ void __launch_bounds__(kReduceThreads) field_stats_kernel(GridView<T>
     v[0] += d, v[1] += d * d, v[2] = fmin(v[2], d), v[3] = fmax(v[3], d);
     if (!isfinite(d)) v[4] += 1, v[5] = fmin(v[5], double(q));
   };
+  T tlo = std::numeric_limits<T>::infinity(), thi = -tlo;  // the vectors' (finite) min and max
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
   const long long rows = (long long)g.ny * g.nz;
   const int nv = g.nx / VW;  // whole vectors of a row
@@ -143,30 +147,66 @@ __global__ void __launch_bounds__(kReduceThreads) field_stats_kernel(GridView<T>
       for (int u = 0; u < kStatsLoads; ++u) {
         const int vi = v0 + 32 * u;
         if (vi >= nv) break;
+        // A vector's sums in T first, one conversion each into the double sums; a non-finite
+        // value (or a sum that overflows) takes the point-by-point path, which counts it.
+        T s = x[u].e[0], sq = x[u].e[0] * x[u].e[0], lo = x[u].e[0], hi = x[u].e[0];
 #pragma unroll
-        for (int e = 0; e < VW; ++e) add(x[u].e[e], q0 + vi * VW + e);
+        for (int e = 1; e < VW; ++e) {
+          s += x[u].e[e], sq = fma(x[u].e[e], x[u].e[e], sq);
+          lo = min(lo, x[u].e[e]), hi = max(hi, x[u].e[e]);
+        }
+        if (isfinite(s) && isfinite(sq)) {
+          v[0] += double(s), v[1] += double(sq), tlo = min(tlo, lo), thi = max(thi, hi);
+        } else {
+#pragma unroll
+          for (int e = 0; e < VW; ++e) add(x[u].e[e], q0 + vi * VW + e);
+        }
       }
     }
     for (int i = nv * VW + lane; i < g.nx; i += 32) add(p[i], q0 + i);
   }
+  v[2] = fmin(v[2], double(tlo)), v[3] = fmax(v[3], double(thi));
   block_reduce<Reduce::Sum, Reduce::Sum, Reduce::Min, Reduce::Max, Reduce::Sum, Reduce::Min>(v, partials);
 }
 
+// The leapfrog energy density, summed per block. A thread walks one column (i, j) of a tile of 32
+// x 8 columns (a warp a row) through a chunk of planes, holding u(t - dt) of the 2R + 1 planes
+// around the current one in registers, so that each plane of both fields is read from memory
+// once; the x and y neighbours come through L1 from the rows the tile's other warps read. The
+// next plane's two values are loaded before the current one is used (two planes in flight).
+constexpr int kEnergyX = 32, kEnergyY = kReduceThreads / 32;
 template <class T, int R>
 __global__ void __launch_bounds__(kReduceThreads)
     wave_energy_kernel(GridView<T> u, GridView<T> prev, const StencilCoeffs<T>* __restrict__ co, double c2,
-                       double inv_dt, double* partials) {
+                       double inv_dt, int zchunk, double* partials) {
+  const StencilCoeffs<T> c = *co;
+  const int tiles_x = (u.nx + kEnergyX - 1) / kEnergyX, tiles_y = (u.ny + kEnergyY - 1) / kEnergyY;
+  const long long items = (long long)tiles_x * tiles_y * ((u.nz + zchunk - 1) / zchunk);
   double v[1] = {0};
-  const long long rows = (long long)u.ny * u.nz;
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-    const int j = int(row % u.ny), k = int(row / u.ny);
-    for (int i = threadIdx.x; i < u.nx; i += blockDim.x) {
-      const T* p = &prev(i, j, k);
-      const double lp = laplacian<R>(*co, p[0], [&](int axis, int d) {
-        return p[axis == 0 ? (long long)d : axis == 1 ? d * prev.sy : d * prev.sz];
+  for (long long it = blockIdx.x; it < items; it += gridDim.x) {
+    const long long tile = it % ((long long)tiles_x * tiles_y);
+    const int i = int(tile % tiles_x) * kEnergyX + int(threadIdx.x & 31);
+    const int j = int(tile / tiles_x) * kEnergyY + int(threadIdx.x >> 5);
+    const int z0 = int(it / ((long long)tiles_x * tiles_y)) * zchunk, z1 = min(z0 + zchunk, u.nz);
+    if (i >= u.nx || j >= u.ny) continue;
+    const T* p = &prev(i, j, 0);
+    const T* q = &u(i, j, 0);
+    T col[2 * R + 1];  // u(t - dt) at planes z - R .. z + R
+#pragma unroll
+    for (int d = 1; d <= 2 * R; ++d) col[d] = __ldg(p + (z0 - R - 1 + d) * prev.sz);
+    T pn = __ldg(p + (z0 + R) * prev.sz), un = __ldg(q + z0 * u.sz);  // plane z0's new values
+    for (int z = z0; z < z1; ++z) {
+#pragma unroll
+      for (int d = 0; d < 2 * R; ++d) col[d] = col[d + 1];
+      col[2 * R] = pn;
+      const T uz = un;
+      if (z + 1 < z1) pn = __ldg(p + (z + 1 + R) * prev.sz), un = __ldg(q + (z + 1) * u.sz);
+      const T* pz = p + z * prev.sz;
+      const double lp = laplacian<R>(c, col[R], [&](int axis, int d) {
+        return axis == 0 ? __ldg(pz + d) : axis == 1 ? __ldg(pz + d * prev.sy) : col[R + d];
       });
-      const double un = u(i, j, k), vel = (un - double(p[0])) * inv_dt;
-      v[0] += 0.5 * vel * vel - 0.5 * c2 * un * lp;
+      const double uv = uz, vel = (uv - double(col[R])) * inv_dt;
+      v[0] += 0.5 * vel * vel - 0.5 * c2 * uv * lp;
     }
   }
   block_reduce<Reduce::Sum>(v, partials);
@@ -229,19 +269,24 @@ int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, c
 template <class T>
 int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* co, double c2,
                        double inv_dt, double* partials, int max_blocks, cudaStream_t s) {
-  const int blocks = reduce_blocks((long long)u.ny * u.nz, max_blocks);
+  // Chunks of z enough for about max_blocks tiles in all, each at least 4R planes long (a chunk
+  // reads 2R planes of u(t - dt) beyond its own).
+  const long long tiles = (long long)ceil_div(u.nx, kEnergyX) * ceil_div(u.ny, kEnergyY);
+  const int chunks = int(std::clamp<long long>(max_blocks / tiles, 1, std::max(1, u.nz / (4 * u.r))));
+  const int zchunk = ceil_div(u.nz, chunks);
+  const int blocks = int(std::min<long long>(max_blocks, tiles * ceil_div(u.nz, zchunk)));
   switch (u.r) {
     case 1:
-      wave_energy_kernel<T, 1><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      wave_energy_kernel<T, 1><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
       break;
     case 2:
-      wave_energy_kernel<T, 2><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      wave_energy_kernel<T, 2><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
       break;
     case 3:
-      wave_energy_kernel<T, 3><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      wave_energy_kernel<T, 3><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
       break;
     default:
-      wave_energy_kernel<T, 4><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, partials);
+      wave_energy_kernel<T, 4><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
       break;
   }
   TIERSIM_CUDA_CHECK_LAUNCH("wave_energy_kernel", std::to_string(blocks) + " blocks");

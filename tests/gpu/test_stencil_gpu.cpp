@@ -471,6 +471,46 @@ TEST(StencilGpu, QueuedReductionsAreThoseOfTheMomentTheyWereQueued) {
     }
 }
 
+// The reductions against the CPU backend on random fields: the wave's energy at every radius
+// (grids whose tiles and z chunks are ragged: 37 x 50 columns, 300 planes in 18 chunks of up to
+// 17 at R = 4 on an H100 or H200), and every field's statistics (a 37-point row: 9 vectors and a
+// point; a 512-point row: whole vectors). Tolerances: relative 1e-10 in fp64, 1e-5 for the fp32
+// energy (the Laplacian in fp32 on both, their FMAs contracted differently) and 1e-6 for the fp32
+// sums (the vectors' sums of 4 rounded in fp32); one vector counted twice or left out moves the
+// sums by more (4 / 555,000 = 7e-6 of a field in 0.5..1.5), a column of a chunk the energy by
+// more than 1e-10. Min and max exactly.
+TEST(StencilGpu, EnergyAndStatisticsMatchTheCpuBackendOnRandomFields) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& dims : {std::vector<int>{37, 50, 300}, std::vector<int>{512, 16, 40}})
+    for (Boundary bc : {Boundary::Periodic, Boundary::Fixed})
+      for (Precision pr : {Precision::Fp32, Precision::Fp64})
+        for (int R = 1; R <= 4; ++R) {
+          StencilProblem p = problem(Equation::Wave, R, dims[0], dims[1], dims[2]);
+          p.boundary = bc;
+          auto gpu = make_stencil_cuda(strategy(Backend::Cuda, pr, Tiling::Shared, CoeffSpace::Constant), p);
+          auto cpu = make_stencil_cpu(strategy(Backend::Cpu, pr, Tiling::Shared, CoeffSpace::Constant), p);
+          for (int f = 0; f < 2; ++f) {
+            const auto v = random_fp32_field(p.points(), 110 + unsigned(f + R), 0.5, 1.5);
+            gpu->upload(f, v);
+            cpu->upload(f, v);
+          }
+          const std::string what = std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
+                                   std::to_string(dims[2]) + " R=" + std::to_string(R) + " " + name(pr) +
+                                   (bc == Boundary::Fixed ? " fixed" : " periodic");
+          const bool fp64 = pr == Precision::Fp64;
+          const double dt = 1e-3;
+          EXPECT_NEAR(gpu->wave_energy(dt) / cpu->wave_energy(dt), 1.0, fp64 ? 1e-10 : 1e-5) << what;
+          for (int f = 0; f < 2; ++f) {
+            const FieldStats g = gpu->stats(f), c = cpu->stats(f);
+            EXPECT_NEAR(g.sum / c.sum, 1.0, fp64 ? 1e-10 : 1e-6) << what << " field " << f;
+            EXPECT_NEAR(g.sum_sq / c.sum_sq, 1.0, fp64 ? 1e-10 : 1e-6) << what << " field " << f;
+            EXPECT_EQ(g.min, c.min) << what << " field " << f;
+            EXPECT_EQ(g.max, c.max) << what << " field " << f;
+            EXPECT_EQ(g.non_finite, 0) << what << " field " << f;
+          }
+        }
+}
+
 TEST(StencilGpu, StatisticsCountNonFiniteValuesAndTheFirstIndex) {
   SKIP_WITHOUT_GPU();
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
