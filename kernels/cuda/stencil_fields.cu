@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/stencil_device.cuh"
@@ -169,44 +170,80 @@ __global__ void __launch_bounds__(kReduceThreads) field_stats_kernel(GridView<T>
   block_reduce<Reduce::Sum, Reduce::Sum, Reduce::Min, Reduce::Max, Reduce::Sum, Reduce::Min>(v, partials);
 }
 
-// The leapfrog energy density, summed per block. A thread walks one column (i, j) of a tile of 32
-// x 8 columns (a warp a row) through a chunk of planes, holding u(t - dt) of the 2R + 1 planes
-// around the current one in registers, so that each plane of both fields is read from memory
-// once; the x and y neighbours come through L1 from the rows the tile's other warps read. The
-// next plane's two values are loaded before the current one is used (two planes in flight).
+// W consecutive points of a row: one 16-byte vector (W = V<T>::n) or one point (W = 1).
+template <class T, int W>
+struct Pts {
+  T e[W];
+};
+template <class T, int W>
+__device__ __forceinline__ Pts<T, W> ldg_pts(const T* p) {
+  Pts<T, W> r;
+  if constexpr (W == 1) {
+    r.e[0] = __ldg(p);
+  } else {
+    const V<T> v = ldg16(p);
+#pragma unroll
+    for (int e = 0; e < W; ++e) r.e[e] = v.e[e];
+  }
+  return r;
+}
+
+// The leapfrog energy density, summed per block. A thread walks W points of a row (a 16-byte
+// vector where the rows are whole vectors, else one point) through a chunk of planes, holding
+// u(t - dt) of the 2R + 1 planes around the current one in registers, so that each plane of both
+// fields is read from memory once; the x and y neighbours are vectors too, read through L1 from
+// the rows the block's other threads read (a warp a row, 32 x 8 threads a block). The next
+// plane's two values are loaded before the current one is used (two planes in flight).
 constexpr int kEnergyX = 32, kEnergyY = kReduceThreads / 32;
-template <class T, int R>
+template <class T, int R, int W>
 __global__ void __launch_bounds__(kReduceThreads)
     wave_energy_kernel(GridView<T> u, GridView<T> prev, const StencilCoeffs<T>* __restrict__ co, double c2,
                        double inv_dt, int zchunk, double* partials) {
+  constexpr int XV = (R + W - 1) / W;  // vectors of x neighbours on each side
+  using P = Pts<T, W>;
   const StencilCoeffs<T> c = *co;
-  const int tiles_x = (u.nx + kEnergyX - 1) / kEnergyX, tiles_y = (u.ny + kEnergyY - 1) / kEnergyY;
-  const long long items = (long long)tiles_x * tiles_y * ((u.nz + zchunk - 1) / zchunk);
+  const int tiles_x = (u.nx / W + kEnergyX - 1) / kEnergyX, tiles_y = (u.ny + kEnergyY - 1) / kEnergyY;
+  const long long tiles = (long long)tiles_x * tiles_y, items = tiles * ((u.nz + zchunk - 1) / zchunk);
   double v[1] = {0};
   for (long long it = blockIdx.x; it < items; it += gridDim.x) {
-    const long long tile = it % ((long long)tiles_x * tiles_y);
-    const int i = int(tile % tiles_x) * kEnergyX + int(threadIdx.x & 31);
+    const long long tile = it % tiles;
+    const int i = (int(tile % tiles_x) * kEnergyX + int(threadIdx.x & 31)) * W;
     const int j = int(tile / tiles_x) * kEnergyY + int(threadIdx.x >> 5);
-    const int z0 = int(it / ((long long)tiles_x * tiles_y)) * zchunk, z1 = min(z0 + zchunk, u.nz);
+    const int z0 = int(it / tiles) * zchunk, z1 = min(z0 + zchunk, u.nz);
     if (i >= u.nx || j >= u.ny) continue;
     const T* p = &prev(i, j, 0);
     const T* q = &u(i, j, 0);
-    T col[2 * R + 1];  // u(t - dt) at planes z - R .. z + R
+    P col[2 * R + 1];  // u(t - dt) at planes z - R .. z + R
 #pragma unroll
-    for (int d = 1; d <= 2 * R; ++d) col[d] = __ldg(p + (z0 - R - 1 + d) * prev.sz);
-    T pn = __ldg(p + (z0 + R) * prev.sz), un = __ldg(q + z0 * u.sz);  // plane z0's new values
+    for (int d = 1; d <= 2 * R; ++d) col[d] = ldg_pts<T, W>(p + (z0 - R - 1 + d) * prev.sz);
+    P pn = ldg_pts<T, W>(p + (z0 + R) * prev.sz), un = ldg_pts<T, W>(q + z0 * u.sz);  // plane z0's new values
     for (int z = z0; z < z1; ++z) {
 #pragma unroll
       for (int d = 0; d < 2 * R; ++d) col[d] = col[d + 1];
       col[2 * R] = pn;
-      const T uz = un;
-      if (z + 1 < z1) pn = __ldg(p + (z + 1 + R) * prev.sz), un = __ldg(q + (z + 1) * u.sz);
+      const P uz = un;
+      if (z + 1 < z1) pn = ldg_pts<T, W>(p + (z + 1 + R) * prev.sz), un = ldg_pts<T, W>(q + (z + 1) * u.sz);
       const T* pz = p + z * prev.sz;
-      const double lp = laplacian<R>(c, col[R], [&](int axis, int d) {
-        return axis == 0 ? __ldg(pz + d) : axis == 1 ? __ldg(pz + d * prev.sy) : col[R + d];
-      });
-      const double uv = uz, vel = (uv - double(col[R])) * inv_dt;
-      v[0] += 0.5 * vel * vel - 0.5 * c2 * uv * lp;
+      P xs[2 * XV], ys[2 * R];  // the x neighbours' vectors (left, right); the rows j - R .. j + R but j
+#pragma unroll
+      for (int h = 0; h < XV; ++h)
+        xs[h] = ldg_pts<T, W>(pz - (XV - h) * W), xs[XV + h] = ldg_pts<T, W>(pz + (1 + h) * W);
+#pragma unroll
+      for (int d = 1; d <= R; ++d)
+        ys[R - d] = ldg_pts<T, W>(pz - d * prev.sy), ys[R + d - 1] = ldg_pts<T, W>(pz + d * prev.sy);
+#pragma unroll
+      for (int e = 0; e < W; ++e) {
+        const double lp = laplacian<R>(c, col[R].e[e], [&](int axis, int d) {
+          if (axis == 2) return col[R + d].e[e];
+          if (axis == 1) return ys[d < 0 ? R + d : R + d - 1].e[e];
+          const int x = e + d;  // -R .. W - 1 + R
+          return x < 0   ? xs[XV + x / W - (x % W != 0)].e[(x % W + W) % W]
+                 : x < W ? col[R].e[x]
+                         : xs[XV + (x - W) / W].e[(x - W) % W];
+        });
+        const double uv = uz.e[e], vel = (uv - double(col[R].e[e])) * inv_dt;
+        v[0] += 0.5 * vel * vel - 0.5 * c2 * uv * lp;
+      }
     }
   }
   block_reduce<Reduce::Sum>(v, partials);
@@ -269,24 +306,35 @@ int launch_field_stats(const GridView<T>& g, double* partials, int max_blocks, c
 template <class T>
 int launch_wave_energy(const GridView<T>& u, const GridView<T>& prev, const StencilCoeffs<T>* co, double c2,
                        double inv_dt, double* partials, int max_blocks, cudaStream_t s) {
-  // Chunks of z enough for about max_blocks tiles in all, each at least 4R planes long (a chunk
+  // Rows of whole vectors: a thread a vector (interior rows start on a 128-byte line, and the
+  // padding beyond the halo holds the x neighbours' vectors that reach past it).
+  constexpr int VW = V<T>::n;
+  const bool vec = u.nx % VW == 0;
+  // Chunks of z enough for about max_blocks tiles in all, each at least 16R planes long (a chunk
   // reads 2R planes of u(t - dt) beyond its own).
-  const long long tiles = (long long)ceil_div(u.nx, kEnergyX) * ceil_div(u.ny, kEnergyY);
-  const int chunks = int(std::clamp<long long>(max_blocks / tiles, 1, std::max(1, u.nz / (4 * u.r))));
+  const long long tiles = (long long)ceil_div(u.nx / (vec ? VW : 1), kEnergyX) * ceil_div(u.ny, kEnergyY);
+  const int chunks = int(std::clamp<long long>(max_blocks / tiles, 1, std::max(1, u.nz / (16 * u.r))));
   const int zchunk = ceil_div(u.nz, chunks);
   const int blocks = int(std::min<long long>(max_blocks, tiles * ceil_div(u.nz, zchunk)));
+  auto go = [&](auto r) {
+    constexpr int R = decltype(r)::value;
+    if (vec)
+      wave_energy_kernel<T, R, VW><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
+    else
+      wave_energy_kernel<T, R, 1><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
+  };
   switch (u.r) {
     case 1:
-      wave_energy_kernel<T, 1><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
+      go(std::integral_constant<int, 1>{});
       break;
     case 2:
-      wave_energy_kernel<T, 2><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
+      go(std::integral_constant<int, 2>{});
       break;
     case 3:
-      wave_energy_kernel<T, 3><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
+      go(std::integral_constant<int, 3>{});
       break;
     default:
-      wave_energy_kernel<T, 4><<<blocks, kReduceThreads, 0, s>>>(u, prev, co, c2, inv_dt, zchunk, partials);
+      go(std::integral_constant<int, 4>{});
       break;
   }
   TIERSIM_CUDA_CHECK_LAUNCH("wave_energy_kernel", std::to_string(blocks) + " blocks");
