@@ -474,11 +474,11 @@ TEST(StencilGpu, QueuedReductionsAreThoseOfTheMomentTheyWereQueued) {
 // The reductions against the CPU backend on random fields: the wave's energy at every radius
 // (37 x 50 columns a point each, in ragged tiles, 300 planes in 18 chunks of up to 17 at R = 1 on
 // an H100 or H200; 512-point rows a vector a thread), and every field's statistics (a 37-point
-// row: 9 vectors and a point; a 512-point row: whole vectors). Tolerances: relative 1e-10 in fp64, 1e-5 for the fp32
-// energy (the Laplacian in fp32 on both, their FMAs contracted differently) and 1e-6 for the fp32
-// sums (the vectors' sums of 4 rounded in fp32); one vector counted twice or left out moves the
-// sums by more (4 / 555,000 = 7e-6 of a field in 0.5..1.5), a column of a chunk the energy by
-// more than 1e-10. Min and max exactly.
+// row: 9 vectors and a point; a 512-point row: whole vectors). Tolerances: relative 1e-10 in
+// fp64, 1e-5 for the fp32 energy (the Laplacian in fp32 on both, their FMAs contracted
+// differently) and 1e-6 for the fp32 sums (the vectors' sums of 4 rounded in fp32); one vector
+// counted twice or left out moves the sums by more (4 / 555,000 = 7e-6 of a field in 0.5..1.5),
+// a column or vector of a chunk the energy by more than 1e-10. Min and max exactly.
 TEST(StencilGpu, EnergyAndStatisticsMatchTheCpuBackendOnRandomFields) {
   SKIP_WITHOUT_GPU();
   for (const auto& dims : {std::vector<int>{37, 50, 300}, std::vector<int>{512, 16, 40}})
