@@ -107,15 +107,8 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
   // ahead in registers.
 #pragma unroll
   for (int i = 0; i < PF; ++i) copy_halo(z0 + i, i);
-  V<T> upq[Eq::kPreviousLevel ? PF : 1][RY];
-  if constexpr (Eq::kPreviousLevel) {
-#pragma unroll
-    for (int i = 0; i < PF; ++i)
-#pragma unroll
-      for (int r = 0; r < RY; ++r)
-        upq[i][r] =
-            y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? ld16(a.prev + off + r * sy + (z0 + i) * sz) : zero16<T>();
-  }
+  PreviousLevelQueue<T, Eq, PF, RY, false> up;
+  up.prime(a, off, x0, y0, z0, z1, sy, sz);
 
   int b = 0;  // buffer of plane z: (z - z0) mod NB
   for (int zb = z0; zb < z1; zb += Q) {
@@ -136,13 +129,7 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
           for (int f = 0; f < NS; ++f) nq[f][r] = ok ? ldg16(in[f] + off + r * sy + zo) : zero16<T>();
         }
       }
-      V<T> upn[RY];
-      if constexpr (Eq::kPreviousLevel) {
-#pragma unroll
-        for (int r = 0; r < RY; ++r)
-          upn[r] =
-              y0 + r < a.ny && x0 < a.nx && z + PF < z1 ? ld16(a.prev + off + r * sy + (z + PF) * sz) : zero16<T>();
-      }
+      up.fetch(a, off, x0, y0, z, z1, sy, sz);
 
       cp_async_wait_group<PF - 1>();  // this plane's halo; the PF - 1 later planes may still fly
       T* const sb = smem + b * kBuf;
@@ -156,21 +143,14 @@ __device__ __forceinline__ void shared_body(const Args<T, Eq>& a, const C& co) {
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, K::ROWS * SW, s_own, q, s, lap);
-      update_and_store(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
+      update_and_store(a, q, c, lap, up.q[0], x0, y0, off, z, sy, sz, img);
 
       // Slot s held plane z - R, dead now: it takes plane z + R + PF.
 #pragma unroll
       for (int f = 0; f < NS; ++f)
 #pragma unroll
         for (int r = 0; r < RY; ++r) q[f][r][s] = nq[f][r];
-      if constexpr (Eq::kPreviousLevel) {
-#pragma unroll
-        for (int i = 0; i + 1 < PF; ++i)
-#pragma unroll
-          for (int r = 0; r < RY; ++r) upq[i][r] = upq[i + 1][r];
-#pragma unroll
-        for (int r = 0; r < RY; ++r) upq[PF - 1][r] = upn[r];
-      }
+      up.advance();
       if (++b == NB) b = 0;
     }
   }

@@ -94,12 +94,6 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
   constexpr int VW = K::VW, XH = K::XH, SW = K::SW, NS = K::NS, TY = K::TY, ROWS = K::ROWS;
   constexpr int Q = G::Q, NB = G::NB, D = G::D, FS = G::FS, XV = G::XV;
   constexpr bool CS = kStreamingBuilt<T, Eq, R>;  // streaming outputs and u(t - dt)
-  auto prev16 = [](const T* p) {
-    if constexpr (CS)
-      return ldcs16(p);
-    else
-      return ld16(p);
-  };
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(smem_raw + G::ring_bytes);  // TMA: one per buffer
@@ -235,16 +229,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       phase ^= 1u << i;
     }
   }
-  constexpr int UP = 2;  // the previous level (the wave's u(t-dt)), UP planes ahead in registers
-  V<T> upq[Eq::kPreviousLevel ? UP : 1][RY];
-  if constexpr (Eq::kPreviousLevel) {
-#pragma unroll
-    for (int i = 0; i < UP; ++i)
-#pragma unroll
-      for (int r = 0; r < RY; ++r)
-        upq[i][r] =
-            y0 + r < a.ny && x0 < a.nx && z0 + i < z1 ? prev16(a.prev + off + r * sy + (z0 + i) * sz) : zero16<T>();
-  }
+  PreviousLevelQueue<T, Eq, 2, RY, CS> up;  // the wave's u(t - dt), 2 planes ahead
+  up.prime(a, off, x0, y0, z0, z1, sy, sz);
 
   int b = 0;  // buffer of plane z: (z - z0) mod NB
   for (int zb = z0; zb < z1; zb += Q) {
@@ -253,13 +239,7 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
       const int z = zb + s;
       if (z >= z1) break;         // block-uniform
       const int c = (R + s) % Q;  // slot of plane z
-      V<T> upn[RY];
-      if constexpr (Eq::kPreviousLevel) {
-#pragma unroll
-        for (int r = 0; r < RY; ++r)
-          upn[r] =
-              y0 + r < a.ny && x0 < a.nx && z + UP < z1 ? prev16(a.prev + off + r * sy + (z + UP) * sz) : zero16<T>();
-      }
+      up.fetch(a, off, x0, y0, z, z1, sy, sz);
       const int bn = b + R >= NB ? b + R - NB : b + R;  // buffer of plane z + R
       if (a.pace && z > z0) cluster_wait();             // every block of the cluster has started plane z - 1
       if constexpr (TMA) {
@@ -282,15 +262,8 @@ __device__ __forceinline__ void ring_body(const Args<T, Eq>& a, const C& co, con
 
       T lap[NS][RY][VW];
       gather_laplacians<R, XH, SW>(co, sb, FS, s_own, q, s, lap, sides);
-      update_and_store<T, Eq, RY, Q, CS>(a, q, c, lap, upq[0], x0, y0, off, z, sy, sz, img);
-      if constexpr (Eq::kPreviousLevel) {
-#pragma unroll
-        for (int i = 0; i + 1 < UP; ++i)
-#pragma unroll
-          for (int r = 0; r < RY; ++r) upq[i][r] = upq[i + 1][r];
-#pragma unroll
-        for (int r = 0; r < RY; ++r) upq[UP - 1][r] = upn[r];
-      }
+      update_and_store<T, Eq, RY, Q, CS>(a, q, c, lap, up.q[0], x0, y0, off, z, sy, sz, img);
+      up.advance();
       if (++b == NB) b = 0;
     }
   }

@@ -241,6 +241,54 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
   }
 }
 
+// The previous time level (the wave's u(t - dt)) beside a z march: only its centre values are
+// read, so they bypass the tile and come N planes ahead into registers, q[0] plane z's rows, by
+// 16-byte loads (streaming where CS, kStreamingBuilt); zeros beyond the thread's rows and columns
+// and the chunk's planes. Holds nothing where the equation has no previous level.
+template <class T, class Eq, int N, int RY, bool CS>
+struct PreviousLevelQueue {
+  static constexpr bool kOn = Eq::kPreviousLevel;
+  V<T> q[kOn ? N : 1][RY];
+  V<T> next[RY];  // plane z + N, loaded at plane z (fetch) and queued once z is done (advance)
+
+  __device__ __forceinline__ static V<T> load(const Args<T, Eq>& a, long long off, int x0, int y0, int r, int z, int z1,
+                                              long long sy, long long sz) {
+    if constexpr (CS)
+      return y0 + r < a.ny && x0 < a.nx && z < z1 ? ldcs16(a.prev + off + r * sy + z * sz) : zero16<T>();
+    else
+      return y0 + r < a.ny && x0 < a.nx && z < z1 ? ld16(a.prev + off + r * sy + z * sz) : zero16<T>();
+  }
+  // Planes z0 .. z0 + N - 1.
+  __device__ __forceinline__ void prime(const Args<T, Eq>& a, long long off, int x0, int y0, int z0, int z1,
+                                        long long sy, long long sz) {
+    if constexpr (kOn) {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int r = 0; r < RY; ++r) q[i][r] = load(a, off, x0, y0, r, z0 + i, z1, sy, sz);
+    }
+  }
+  // At plane z: plane z + N's loads in flight while z is computed.
+  __device__ __forceinline__ void fetch(const Args<T, Eq>& a, long long off, int x0, int y0, int z, int z1,
+                                        long long sy, long long sz) {
+    if constexpr (kOn) {
+#pragma unroll
+      for (int r = 0; r < RY; ++r) next[r] = load(a, off, x0, y0, r, z + N, z1, sy, sz);
+    }
+  }
+  // Plane z done: the queue moves on by one plane.
+  __device__ __forceinline__ void advance() {
+    if constexpr (kOn) {
+#pragma unroll
+      for (int i = 0; i + 1 < N; ++i)
+#pragma unroll
+        for (int r = 0; r < RY; ++r) q[i][r] = q[i + 1][r];
+#pragma unroll
+      for (int r = 0; r < RY; ++r) q[N - 1][r] = next[r];
+    }
+  }
+};
+
 // Plane (StencilLaunch::wraps) or row (Args::ywraps) i of the grid in memory (i within R of the
 // interior, n >= R), wrapped into [0, n) where the launch reads the periodic images itself.
 __device__ __forceinline__ int wrapped(int i, int n, int wraps) { return wraps ? periodic_index(i, n) : i; }
