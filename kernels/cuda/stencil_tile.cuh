@@ -244,7 +244,8 @@ __device__ __forceinline__ void update_and_store(const Args<T, Eq>& a, const V<T
 // The previous time level (the wave's u(t - dt)) beside a z march: only its centre values are
 // read, so they bypass the tile and come N planes ahead into registers, q[0] plane z's rows, by
 // 16-byte loads (streaming where CS, kStreamingBuilt); zeros beyond the thread's rows and columns
-// and the chunk's planes. Holds nothing where the equation has no previous level.
+// and the chunk's planes. Where the equation has no previous level it loads nothing (q[0], which
+// the point update then ignores, stays one unset plane).
 template <class T, class Eq, int N, int RY, bool CS>
 struct PreviousLevelQueue {
   static constexpr bool kOn = Eq::kPreviousLevel;
